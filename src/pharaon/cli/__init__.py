@@ -1,0 +1,10 @@
+"""The command line: thin commands that parse arguments and call the library."""
+
+from __future__ import annotations
+
+from pharaon.cli import game as _game  # noqa: F401  (registers its commands)
+from pharaon.cli.app import app
+
+
+def main() -> None:
+    app()
