@@ -5,6 +5,8 @@ from __future__ import annotations
 from pharaon.cli import game as _game  # noqa: F401  (registers its commands)
 from pharaon.cli.app import app
 
+__all__ = ["app", "main"]
+
 
 def main() -> None:
     app()

@@ -1,0 +1,34 @@
+from __future__ import annotations
+
+from typing import Any
+
+import typer
+from typer.main import get_command
+from typer.testing import CliRunner
+
+from pharaon.cli import app
+
+runner = CliRunner()
+
+
+def _commands(group: typer.core.TyperGroup, prefix: list[str]) -> list[list[str]]:
+    found = []
+    for name, command in group.commands.items():
+        found.append([*prefix, name])
+        if isinstance(command, typer.core.TyperGroup):
+            found += _commands(command, [*prefix, name])
+    return found
+
+
+def test_every_command_has_help_text() -> None:
+    root = get_command(app)
+    assert isinstance(root, typer.core.TyperGroup)
+    commands = _commands(root, [])
+    assert ["evaluate"] in commands
+    for path in commands:
+        result = runner.invoke(app, [*path, "--help"])
+        assert result.exit_code == 0, path
+        command: Any = root
+        for name in path:
+            command = command.commands[name]
+        assert (command.help or "").strip(), f"pharaon {' '.join(path)} has no help text"
