@@ -1,0 +1,107 @@
+"""Benchmark of the block factory: generate, self-verify and write a 1,000,000-unit block.
+
+Target (issue 3): at most 3 × the time numpy takes to draw 64 million random int8 symbols and
+permute a million rows, both timed in this run; `verify` at most 0.5 s; peak memory at most 1 GB.
+The machine is shared: compare the ratio, and look at the best of a few runs. CPU times
+(process time, all threads) are printed too: they suffer less from other processes' load.
+
+    .venv/bin/python benchmarks/bench_block.py [--runs N] [--price 1|2|3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from pharaon.pool.blockfile import read_block, write_block
+from pharaon.pool.design import default_design
+from pharaon.pool.generate import generate_block
+from pharaon.pool.verify import verify_block
+
+VENDOR = "0f" * 16
+OPERATOR = "a5" * 16
+
+
+def numpy_reference() -> tuple[float, float]:
+    """(wall, CPU) seconds to draw (1e6, 64) int8 symbols 0..5 and permute the million rows."""
+    rng = np.random.default_rng()
+    start, cpu = time.perf_counter(), time.process_time()
+    units = rng.integers(0, 6, size=(1_000_000, 64), dtype=np.int8)
+    units = units[rng.permutation(1_000_000)]
+    elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
+    assert units.shape == (1_000_000, 64)
+    return elapsed, cpu
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--price", type=int, default=1, choices=(1, 2, 3))
+    args = parser.parse_args()
+    price = args.price * 100
+    design = default_design()  # loaded and checked once (≈0.5 s), as a long-lived factory does
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "block.parquet"
+        # Warm up: numba compiles or loads its cache once per process.
+        small = Path(folder) / "warm.parquet"
+        from pharaon.pool.design import test_design
+
+        write_block(generate_block(price, design=test_design(1_000)), small)
+        verify_block(read_block(small))
+
+        best_ref, best_make, best_verify, best_gen, best_write = (float("inf"),) * 5
+        best_ref_cpu, best_make_cpu = float("inf"), float("inf")
+        for run in range(args.runs):
+            ref, ref_cpu = numpy_reference()
+            start, start_cpu = time.perf_counter(), time.process_time()
+            block = generate_block(
+                price, design=design, vendor_key=VENDOR, operator_key=OPERATOR, block_number=run + 1
+            )
+            generated = time.perf_counter()
+            report = verify_block(block)
+            checked = time.perf_counter()
+            write_block(block, path)
+            done, make_cpu = time.perf_counter(), time.process_time() - start_cpu
+            if not report.ok:
+                raise SystemExit(f"self-verification failed: {report.summary}")
+            start_verify = time.perf_counter()
+            file_report = verify_block(path)
+            verify_time = time.perf_counter() - start_verify
+            if not file_report.ok:
+                raise SystemExit(f"verify failed: {file_report.summary}")
+            make = done - start
+            print(
+                f"run {run + 1}: numpy reference {ref:.3f} s | generate {generated - start:.3f} s"
+                f" + self-verify {checked - generated:.3f} s + write {done - checked:.3f} s ="
+                f" {make:.3f} s (ratio {make / ref:.2f}) | verify FILE {verify_time:.3f} s"
+                f" | CPU: reference {ref_cpu:.3f} s, make {make_cpu:.3f} s"
+                f" (ratio {make_cpu / ref_cpu:.2f})"
+            )
+            best_ref_cpu = min(best_ref_cpu, ref_cpu)
+            best_make_cpu = min(best_make_cpu, make_cpu)
+            best_ref = min(best_ref, ref)
+            best_make = min(best_make, make)
+            best_gen = min(best_gen, generated - start)
+            best_write = min(best_write, done - checked)
+            best_verify = min(best_verify, verify_time)
+        peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        size_mb = path.stat().st_size / 1e6
+    print(f"numpy reference (best):               {best_ref:.3f} s")
+    print(f"generate + self-verify + write (best): {best_make:.3f} s")
+    print(f"ratio (best / best):                  {best_make / best_ref:.2f}  (target ≤ 3)")
+    print(
+        f"CPU time (all threads), best:         reference {best_ref_cpu:.3f} s, make "
+        f"{best_make_cpu:.3f} s, ratio {best_make_cpu / best_ref_cpu:.2f}"
+    )
+    print(f"verify FILE (best):                   {best_verify:.3f} s  (target ≤ 0.5 s)")
+    print(f"peak RSS:                             {peak_mb:.0f} MB  (target ≤ 1024 MB)")
+    print(f"block file:                           {size_mb:.1f} MB")
+
+
+if __name__ == "__main__":
+    main()

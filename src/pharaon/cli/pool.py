@@ -1,0 +1,166 @@
+"""`pharaon generate | verify | export | report`: make, prove and publish blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
+
+from pharaon.cli.app import app, fail
+from pharaon.game.rules import BASE_PRICE_CENTS
+from pharaon.pool.blockfile import BlockFileError, read_block, write_block
+from pharaon.pool.design import DesignError, load_design
+from pharaon.pool.layout import LayoutError
+from pharaon.pool.layout import Progress as ProgressCallback
+from pharaon.pool.seeding import SeedKeyError
+
+_err = Console(stderr=True)
+
+
+@contextmanager
+def _progress() -> Iterator[ProgressCallback]:
+    """A rich progress display; yields the ``progress(task, done, total)`` callback."""
+    bars = Progress(
+        TextColumn("{task.description:12}"),
+        BarColumn(),
+        TextColumn("{task.percentage:>5.1f} %"),
+        TimeElapsedColumn(),
+        console=_err,
+        transient=False,
+    )
+    tasks: dict[str, TaskID] = {}
+
+    def update(task: str, done: int, total: int) -> None:
+        if task not in tasks:
+            tasks[task] = bars.add_task(task, total=total)
+        bars.update(tasks[task], completed=done, total=total)
+
+    with bars:
+        yield update
+
+
+@app.command("generate")
+def generate_command(
+    *,
+    price: Annotated[int, typer.Option(help="The block's price in euros: 1, 2 or 3.")],
+    out: Annotated[Path, typer.Option(help="The block file to write (Parquet).")],
+    emission: Annotated[str, typer.Option(help="The emission id.")] = "E1",
+    block: Annotated[int, typer.Option(help="The block's number in its emission.")] = 1,
+    vendor_key: Annotated[
+        str | None, typer.Option(help="The vendor's secret key, hex (16 to 64 bytes).")
+    ] = None,
+    operator_key: Annotated[
+        str | None, typer.Option(help="The operator's secret key, hex (16 to 64 bytes).")
+    ] = None,
+    design: Annotated[
+        Path | None, typer.Option(help="A design file (default: the packaged regulation one).")
+    ] = None,
+) -> None:
+    """Generate a block of units with exactly the prize table, shuffled, with its manifest."""
+    from pharaon.pool.generate import generate_block
+    from pharaon.pool.seeding import parse_key
+
+    if price not in (1, 2, 3):
+        fail(f"--price must be 1, 2 or 3, got {price}")
+    if (vendor_key is None) != (operator_key is None):
+        fail("give both --vendor-key and --operator-key, or neither")
+    try:
+        vendor = parse_key(vendor_key, "vendor") if vendor_key is not None else None
+        operator = parse_key(operator_key, "operator") if operator_key is not None else None
+        plan = load_design(design) if design is not None else None
+    except (SeedKeyError, DesignError) as exc:
+        fail(str(exc))
+    if out.is_dir():
+        fail(f"--out {out} is a directory")
+    if not out.parent.exists():
+        fail(f"--out: directory {out.parent} does not exist")
+    try:
+        with _progress() as progress:
+            made = generate_block(
+                price * BASE_PRICE_CENTS,
+                emission=emission,
+                block_number=block,
+                vendor_key=vendor,
+                operator_key=operator,
+                design=plan,
+                progress=progress,
+            )
+            progress("write", 0, 1)
+            write_block(made, out)
+            progress("write", 1, 1)
+    except (LayoutError, SeedKeyError) as exc:
+        fail(str(exc))
+    except ValueError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {out}: {exc.strerror}")
+    m = made.manifest
+    typer.echo(
+        f"wrote {out}: {m.block_size:,} units at {price} €, emission {m.emission} block "
+        f"{m.block_number}, merkle root {m.merkle_root}"
+    )
+
+
+@app.command("verify")
+def verify_command(
+    file: Annotated[Path, typer.Argument(help="The block file to check.")],
+) -> None:
+    """Re-evaluate every unit and check the prize table, counts, hashes and Merkle root."""
+    from pharaon.pool.verify import verify_block
+
+    with _progress() as progress:
+        report = verify_block(file, progress=progress)
+    if not report.ok:
+        for problem in report.problems:
+            _err.print(f"pharaon: problem: {problem}", markup=False, highlight=False)
+        fail(report.summary, code=1)
+    typer.echo(report.summary)
+
+
+@app.command("export")
+def export_command(
+    file: Annotated[Path, typer.Argument(help="The block file.")],
+    csv: Annotated[Path, typer.Option("--csv", help="The CSV file to write (GAME.md §5).")],
+) -> None:
+    """Write the block as CSV: serial,ticket,prize_cents in the order of sale."""
+    from pharaon.pool.export import export_csv
+
+    try:
+        with _progress() as progress:
+            progress("read", 0, 1)
+            block_ = read_block(file)
+            progress("read", 1, 1)
+            export_csv(block_, csv, progress=progress)
+    except BlockFileError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write {csv}: {exc.strerror}")
+    typer.echo(f"wrote {csv}: {block_.size:,} rows")
+
+
+@app.command("report")
+def report_command(
+    file: Annotated[Path, typer.Argument(help="The block file.")],
+    out: Annotated[Path, typer.Option(help="The directory to write index.html and charts to.")],
+) -> None:
+    """Write an HTML page with charts: lots against the table, compositions, symbols, order."""
+    from pharaon.pool.report import write_report
+
+    try:
+        with _progress() as progress:
+            progress("read", 0, 1)
+            block_ = read_block(file)
+            progress("read", 1, 1)
+            progress("report", 0, 1)
+            page = write_report(block_, out)
+            progress("report", 1, 1)
+    except BlockFileError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot write the report to {out}: {exc.strerror}")
+    typer.echo(f"wrote {page}")

@@ -1,0 +1,307 @@
+"""A block on disk: one Parquet file, the units in sale order and a JSON manifest.
+
+Columns ``serial`` (int32, 1..n in the order of sale), ``ticket`` (string, the 67-character
+ticket of GAME.md §5) and ``prize_cents`` (int64, the unit's lot at the block's price); the
+manifest is JSON under the schema metadata key ``pharaon.manifest``. Any Parquet reader
+(pyarrow, pandas, DuckDB, Spark) reads it. The format is described in docs/block-format.md.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final, cast
+
+import numba
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+from numpy.typing import NDArray
+
+from pharaon.game.board import GRID_CELLS, GRIDS, UNIT_CELLS
+from pharaon.game.rules import PrizeTier, rules
+from pharaon.game.unit import SEPARATOR, TICKET_LENGTH
+
+FORMAT: Final = "pharaon-block/1"
+MANIFEST_KEY: Final = b"pharaon.manifest"
+COLUMNS: Final = ("serial", "ticket", "prize_cents")
+_SCHEMA: Final = pa.schema(
+    [("serial", pa.int32()), ("ticket", pa.string()), ("prize_cents", pa.int64())]
+)
+
+
+class BlockFileError(ValueError):
+    """A block file that cannot be read as a block; the message is one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class CompositionCount:
+    """How many units of the block win ``amount_cents`` (at the block's price) through
+    exactly these combinations (``lines``, ``bonus``: symbol codes, sorted)."""
+
+    amount_cents: int
+    lines: str
+    bonus: str
+    count: int
+
+    @property
+    def key(self) -> str:
+        return f"L:{self.lines} B:{self.bonus}"
+
+
+@dataclass(frozen=True, slots=True)
+class Manifest:
+    """What a block is and how to check it. Amounts in cents at the block's price."""
+
+    game: str
+    price_cents: int
+    emission: str
+    block_number: int
+    block_size: int
+    generator_version: str
+    design_name: str
+    design_digest: str
+    test: bool
+    prize_table: tuple[PrizeTier, ...]
+    counts: tuple[CompositionCount, ...]
+    units_sha256: str
+    merkle_root: str
+    format: str = FORMAT
+    leaf: str = field(
+        default="SHA-256(0x00 || serial u32 BE || ticket ASCII || prize_cents u64 BE)"
+    )
+    node: str = "SHA-256(0x01 || left || right)"
+
+    def as_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> Manifest:
+        """Build from parsed JSON; raises BlockFileError naming the first bad field."""
+        if not isinstance(data, dict):
+            raise BlockFileError("manifest: expected a JSON object")
+        want: dict[str, type] = {
+            "game": str,
+            "price_cents": int,
+            "emission": str,
+            "block_number": int,
+            "block_size": int,
+            "generator_version": str,
+            "design_name": str,
+            "design_digest": str,
+            "test": bool,
+            "prize_table": list,
+            "counts": list,
+            "units_sha256": str,
+            "merkle_root": str,
+            "format": str,
+            "leaf": str,
+            "node": str,
+        }
+        for key, kind in want.items():
+            value = data.get(key)
+            if value is None:
+                raise BlockFileError(f"manifest: missing field {key!r}")
+            if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
+                raise BlockFileError(f"manifest: {key} must be {kind.__name__}, got {value!r}")
+        if data["format"] != FORMAT:
+            raise BlockFileError(f"manifest: format must be {FORMAT!r}, got {data['format']!r}")
+        try:
+            table = tuple(
+                PrizeTier(_int(t["lots"]), _int(t["amount_cents"]), bool(t["cumulation_only"]))
+                for t in data["prize_table"]
+            )
+            counts = tuple(
+                CompositionCount(
+                    _int(c["amount_cents"]), str(c["lines"]), str(c["bonus"]), _int(c["count"])
+                )
+                for c in data["counts"]
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise BlockFileError(f"manifest: bad prize_table or counts entry ({exc})") from None
+        fields = {k: data[k] for k in want}
+        fields.update(prize_table=table, counts=counts)
+        return cls(**fields)
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"expected an integer, got {value!r}")
+    return value
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class Block:
+    """A block in sale order: ``units`` (n, 64) int8 symbol indices, ``lots_cents`` (n,) int64.
+
+    The serial of row ``i`` is ``i + 1``.
+    """
+
+    manifest: Manifest
+    units: NDArray[np.int8]
+    lots_cents: NDArray[np.int64]
+
+    @property
+    def size(self) -> int:
+        return int(self.units.shape[0])
+
+
+_ALPHABET: Final = np.frombuffer(rules().symbol_codes.encode("ascii"), dtype=np.uint8)
+_DECODE: Final = np.full(256, -1, dtype=np.int8)
+_DECODE[_ALPHABET] = np.arange(len(_ALPHABET), dtype=np.int8)
+
+
+def _encode(units: Any, alphabet: Any, out: Any) -> None:
+    for i in range(units.shape[0]):
+        for g in range(GRIDS):
+            base = g * (GRID_CELLS + 1)
+            for j in range(GRID_CELLS):
+                out[i, base + j] = alphabet[units[i, g * GRID_CELLS + j]]
+
+
+def _decode(tickets: Any, table: Any, out: Any) -> int:
+    """Fill ``out`` from ``tickets``; the first bad row's index, or -1."""
+    for i in range(tickets.shape[0]):
+        for g in range(GRIDS):
+            base = g * (GRID_CELLS + 1)
+            if g < GRIDS - 1 and tickets[i, base + GRID_CELLS] != _SEPARATOR_BYTE:
+                return i
+            for j in range(GRID_CELLS):
+                v = table[tickets[i, base + j]]
+                if v < 0:
+                    return i
+                out[i, g * GRID_CELLS + j] = v
+    return -1
+
+
+_SEPARATOR_BYTE: Final = ord(SEPARATOR)
+_encode_compiled = cast(Callable[..., None], numba.njit(cache=True, nogil=True)(_encode))
+_decode_compiled = cast(Callable[..., int], numba.njit(cache=True, nogil=True)(_decode))
+
+
+def ticket_bytes(units: NDArray[np.int8]) -> NDArray[np.uint8]:
+    """(n, 67) uint8: the ASCII ticket strings of (n, 64) int8 units (symbol indices 0..5)."""
+    if units.size and (units.min() < 0 or units.max() >= len(_ALPHABET)):
+        raise ValueError("units must hold symbol indices 0..5")
+    out = np.full((units.shape[0], TICKET_LENGTH), _SEPARATOR_BYTE, dtype=np.uint8)
+    _encode_compiled(np.ascontiguousarray(units), _ALPHABET, out)
+    return out
+
+
+def units_from_ticket_bytes(tickets: NDArray[np.uint8]) -> NDArray[np.int8]:
+    """(n, 64) int8 units from (n, 67) ASCII tickets; raises BlockFileError on a bad one."""
+    units = np.empty((tickets.shape[0], UNIT_CELLS), dtype=np.int8)
+    first = _decode_compiled(np.ascontiguousarray(tickets), _DECODE, units)
+    if first >= 0:
+        text = bytes(tickets[first]).decode("ascii", errors="replace")
+        raise BlockFileError(f"unit {first + 1}: not a ticket string: {text!r}")
+    return units
+
+
+def units_sha256(tickets: NDArray[np.uint8]) -> str:
+    """SHA-256 (hex) of the ticket strings in sale order, each followed by a newline.
+
+    The same bytes as the ``ticket`` column of the CSV export, one per line.
+    """
+    lines = np.empty((tickets.shape[0], TICKET_LENGTH + 1), dtype=np.uint8)
+    lines[:, :TICKET_LENGTH] = tickets
+    lines[:, TICKET_LENGTH] = ord("\n")
+    return hashlib.sha256(lines.data).hexdigest()
+
+
+def write_block(block: Block, path: Path | str) -> None:
+    """Write ``block`` to ``path`` (Parquet, zstd, one file)."""
+    n = block.size
+    if block.units.shape != (n, UNIT_CELLS) or block.lots_cents.shape != (n,):
+        raise ValueError("block units must be (n, 64) and lots (n,)")
+    tickets = ticket_bytes(block.units)
+    offsets = np.arange(0, (n + 1) * TICKET_LENGTH, TICKET_LENGTH, dtype=np.int32)
+    ticket_column = pa.StringArray.from_buffers(
+        n, pa.py_buffer(offsets), pa.py_buffer(tickets.tobytes())
+    )
+    manifest = json.dumps(block.manifest.as_json(), ensure_ascii=False, sort_keys=True)
+    schema = _SCHEMA.with_metadata({MANIFEST_KEY: manifest.encode("utf-8")})
+    table = pa.Table.from_arrays(
+        [
+            pa.array(np.arange(1, n + 1, dtype=np.int32)),
+            ticket_column,
+            pa.array(np.ascontiguousarray(block.lots_cents, dtype=np.int64)),
+        ],
+        schema=schema,
+    )
+    pq.write_table(
+        table,
+        str(path),
+        compression="zstd",
+        compression_level=1,
+        use_dictionary=["prize_cents"],
+        write_statistics=False,
+    )
+
+
+def read_block(path: Path | str) -> Block:
+    """Read a block file; raises :class:`BlockFileError` with a one-line message."""
+    try:
+        parquet = pq.ParquetFile(str(path))
+        metadata = parquet.schema_arrow.metadata or {}
+        table = parquet.read()
+    except FileNotFoundError:
+        raise BlockFileError(f"{path}: no such file") from None
+    except (OSError, pa.ArrowException) as exc:
+        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise BlockFileError(f"{path}: not a readable block file ({message})") from None
+    if MANIFEST_KEY not in metadata:
+        raise BlockFileError(f"{path}: no pharaon manifest in the file's metadata")
+    try:
+        manifest = Manifest.from_json(json.loads(metadata[MANIFEST_KEY].decode("utf-8")))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise BlockFileError(f"{path}: the manifest is not valid JSON") from None
+    except BlockFileError as exc:
+        raise BlockFileError(f"{path}: {exc}") from None
+    if table.schema.names != list(COLUMNS):
+        raise BlockFileError(
+            f"{path}: columns must be {', '.join(COLUMNS)}, got {', '.join(table.schema.names)}"
+        )
+    for name, kind in zip(COLUMNS, _SCHEMA.types, strict=True):
+        if table.schema.field(name).type != kind:
+            raise BlockFileError(f"{path}: column {name} must be {kind}")
+    n = table.num_rows
+    if n != manifest.block_size:
+        raise BlockFileError(
+            f"{path}: the file holds {n} units, the manifest says {manifest.block_size}"
+        )
+    try:
+        serial = table.column("serial").to_numpy()
+        lots = table.column("prize_cents").to_numpy().astype(np.int64)
+        tickets = _ticket_matrix(table.column("ticket"), n)
+        units = units_from_ticket_bytes(tickets)
+    except pa.ArrowException as exc:  # nulls, for instance
+        raise BlockFileError(f"{path}: bad column data ({exc})") from None
+    except BlockFileError as exc:
+        raise BlockFileError(f"{path}: {exc}") from None
+    expected = np.arange(1, n + 1, dtype=np.int64)
+    if not np.array_equal(serial, expected):
+        first = int(np.argmax(serial != expected))
+        raise BlockFileError(f"{path}: row {first + 1} has serial {serial[first]}, not {first + 1}")
+    return Block(manifest=manifest, units=units, lots_cents=lots)
+
+
+def _ticket_matrix(column: pa.ChunkedArray, n: int) -> NDArray[np.uint8]:
+    """(n, 67) uint8 straight from the string column's buffers (no Python strings)."""
+    if column.null_count:
+        raise BlockFileError("the ticket column holds nulls")
+    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
+    _, offsets_buffer, data_buffer = array.buffers()
+    offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[array.offset : array.offset + n + 1]
+    if not np.array_equal(np.diff(offsets), np.full(n, TICKET_LENGTH, dtype=np.int32)):
+        lengths = np.diff(offsets)
+        first = int(np.argmax(lengths != TICKET_LENGTH))
+        raise BlockFileError(
+            f"unit {first + 1}: a ticket has {TICKET_LENGTH} characters, got {lengths[first]}"
+        )
+    data = np.frombuffer(data_buffer, dtype=np.uint8)
+    start = int(offsets[0])
+    return data[start : start + n * TICKET_LENGTH].reshape(n, TICKET_LENGTH)

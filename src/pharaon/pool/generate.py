@@ -1,0 +1,122 @@
+"""The block factory: a block of units carrying exactly its design's prize table, in a sale
+order nobody can predict.
+
+1. Each unit gets a kind from the design (a composition, or losing), in design order.
+2. :func:`pharaon.pool.layout.lay_out` draws every unit: fill, combinations at random places,
+   the batch evaluator as judge (layout and fill generators seeded from HKDF sub-keys).
+3. The block is put in sale order by a permutation from the HKDF order sub-key (SHAKE-256).
+4. The manifest records the design, the prize table, the counts, the SHA-256 of the units and
+   the Merkle root over them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import numpy as np
+
+from pharaon import __version__
+from pharaon.game.rules import rules
+from pharaon.pool.balance import balance
+from pharaon.pool.blockfile import (
+    Block,
+    CompositionCount,
+    Manifest,
+    ticket_bytes,
+    units_sha256,
+)
+from pharaon.pool.design import Design, canonical, default_design
+from pharaon.pool.layout import Plan, Progress, lay_out
+from pharaon.pool.merkle import leaf_hashes, merkle_root
+from pharaon.pool.seeding import derive_keys, parse_key, secure_permutation
+
+GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 1)"
+_EMISSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+
+
+def _key(value: bytes | str | None, who: str) -> bytes | None:
+    if value is None or isinstance(value, bytes):
+        return value
+    return parse_key(value, who)
+
+
+def check_identity(price_cents: int, emission: str, block_number: int) -> None:
+    """Raise ValueError if the block's price, emission id or number is not acceptable."""
+    rules().multiplier(price_cents)  # raises for a price other than 100, 200, 300
+    if not _EMISSION.fullmatch(emission):
+        raise ValueError(
+            f"emission id must be 1 to 64 letters, digits, '.', '_' or '-', got {emission!r}"
+        )
+    if isinstance(block_number, bool) or block_number < 1:
+        raise ValueError(f"block number must be a positive integer, got {block_number!r}")
+
+
+def generate_block(
+    price_cents: int,
+    *,
+    emission: str = "E1",
+    block_number: int = 1,
+    vendor_key: bytes | str | None = None,
+    operator_key: bytes | str | None = None,
+    design: Design | None = None,
+    progress: Progress | None = None,
+) -> Block:
+    """Make a block at ``price_cents`` (100, 200 or 300) from ``design`` (the regulation's by
+    default). Keys are bytes or hex strings; both or neither (fresh OS secrets)."""
+    check_identity(price_cents, emission, block_number)
+    design = design or default_design()
+    game = rules()
+    k = game.multiplier(price_cents)
+    context = f"{game.name}|{emission}|{block_number}|{price_cents}|{design.digest}"
+    keys = derive_keys(_key(vendor_key, "vendor"), _key(operator_key, "operator"), context=context)
+    n = design.block_size
+    plans = [Plan((), ())] + [c.plan() for c in design.compositions]
+    counts = [n - design.winning_units] + [c.count for c in design.compositions]
+    kinds = np.repeat(np.arange(len(plans), dtype=np.int64), counts)
+    units, planned = lay_out(
+        plans,
+        kinds,
+        layout_rng=keys.generator("layout"),
+        fill_rng=keys.generator("fill"),
+        progress=progress,
+    )
+    amounts = np.array([0] + [c.amount_cents * k for c in design.compositions], dtype=np.int64)
+    balance(
+        units,
+        plans=plans,
+        kinds=kinds,
+        planned=planned,
+        rng=keys.generator("balance"),
+        progress=progress,
+    )
+    if progress is not None:
+        progress("sale order", 0, 1)
+    order = secure_permutation(keys.order, n)
+    units = units[order]
+    lots = amounts[kinds[order]]
+    if progress is not None:
+        progress("sale order", 1, 1)
+        progress("hashes", 0, 1)
+    tickets = ticket_bytes(units)
+    manifest = Manifest(
+        game=game.name,
+        price_cents=price_cents,
+        emission=emission,
+        block_number=block_number,
+        block_size=n,
+        generator_version=GENERATOR_VERSION,
+        design_name=design.name,
+        design_digest=design.digest,
+        test=design.test,
+        prize_table=design.prize_table(price_cents),
+        counts=tuple(
+            CompositionCount(c.amount_cents * k, canonical(c.lines), canonical(c.bonus), c.count)
+            for c in design.compositions
+        ),
+        units_sha256=units_sha256(tickets),
+        merkle_root=merkle_root(leaf_hashes(tickets, lots)),
+    )
+    if progress is not None:
+        progress("hashes", 1, 1)
+    return Block(manifest=manifest, units=units, lots_cents=lots)

@@ -1,0 +1,234 @@
+"""Laying out units: planned combinations at random places on a random fill.
+
+Every unit, winning or losing, goes through the same process (pharaon.pool._kernels):
+
+1. its planned pieces are placed one after the other, bonus groups first, each at a place drawn
+   uniformly (a tetromino among the 113 placements of the bonus grid, a line among the 40),
+   drawn again while it clashes with a piece already placed (another symbol on a shared cell,
+   the same line or group twice, a group touching a planned cell of its own symbol);
+2. the other cells are drawn uniformly and independently from the six symbols, except that a
+   cell touching a planned group cannot take the group's symbol (it is drawn among the others:
+   the same law plain rejection would leave); the bonus grid's cells are drawn first;
+3. the unit is judged: exactly its planned bonus groups per symbol and no group of 5 or more
+   (checked as soon as the bonus cells are drawn), exactly its planned lines per symbol.
+   Otherwise steps 1 to 3 start again from nothing.
+
+A losing unit is the plan with no piece: a uniform draw among the units that win nothing.
+Nothing of the layout is chosen by hand.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Final
+
+import numpy as np
+from numpy.typing import NDArray
+
+from pharaon.game.batch import SYMBOLS
+from pharaon.game.board import (
+    BONUS_CELLS,
+    GRID_CELLS,
+    LINES,
+    TETROMINOES,
+    UNIT_CELLS,
+    bonus_neighbours,
+)
+from pharaon.game.tables import bonus_table, line_table
+from pharaon.pool import _kernels
+
+LINE_CELLS: Final = np.array([line.cells for line in LINES], dtype=np.int64)
+"""(40, 4) int64: the unit cells of each line."""
+
+TETROMINO_CELLS: Final = np.array(
+    [[BONUS_CELLS[p] for p in t.positions] for t in TETROMINOES], dtype=np.int64
+)
+"""(113, 4) int64: the unit cells of each tetromino placement in the bonus grid."""
+
+Progress = Callable[[str, int, int], None]
+"""``progress(task, completed, total)``: called as work advances."""
+
+
+class LayoutError(ValueError):
+    """A plan that the layout cannot reach."""
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What a kind of unit holds: its winning lines and bonus groups, by symbol index."""
+
+    lines: tuple[int, ...]
+    bonus: tuple[int, ...]
+
+    def line_counts(self) -> NDArray[np.int8]:
+        """(6,) int8: how many winning lines of each symbol."""
+        return np.bincount(np.array(self.lines, dtype=np.int64), minlength=SYMBOLS).astype(np.int8)
+
+    def bonus_counts(self) -> NDArray[np.int8]:
+        """(6,) int8: how many 4-cell bonus groups of each symbol."""
+        return np.bincount(np.array(self.bonus, dtype=np.int64), minlength=SYMBOLS).astype(np.int8)
+
+
+def _neighbour_cells() -> NDArray[np.bool_]:
+    """(113, 64) bool: the unit cells in contact with each placement, outside it."""
+    out = np.zeros((len(TETROMINOES), UNIT_CELLS), dtype=np.bool_)
+    for t, placement in enumerate(TETROMINOES):
+        for p in placement.positions:
+            for q in bonus_neighbours(p):
+                if q not in placement.positions:
+                    out[t, BONUS_CELLS[q]] = True
+    return out
+
+
+TETROMINO_NEIGHBOURS: Final = _neighbour_cells()
+
+
+def _neighbour_lists() -> NDArray[np.int64]:
+    """(113, w) int64: the cells of TETROMINO_NEIGHBOURS row by row, padded with -1."""
+    lists = [np.flatnonzero(row) for row in TETROMINO_NEIGHBOURS]
+    out = np.full((len(lists), max(len(x) for x in lists)), -1, dtype=np.int64)
+    for t, cells in enumerate(lists):
+        out[t, : len(cells)] = cells
+    return out
+
+
+def _bonus_adjacency() -> NDArray[np.int64]:
+    """(16, 4) int64: the bonus positions in contact with each, padded with -1."""
+    out = np.full((GRID_CELLS, 4), -1, dtype=np.int64)
+    for p in range(GRID_CELLS):
+        near = bonus_neighbours(p)
+        out[p, : len(near)] = near
+    return out
+
+
+BONUS_ARRAY: Final = np.array(BONUS_CELLS, dtype=np.int64)
+BONUS_ADJACENCY: Final = _bonus_adjacency()
+FILL_ORDER: Final = np.concatenate(
+    [BONUS_ARRAY, np.setdiff1d(np.arange(UNIT_CELLS), BONUS_ARRAY)]
+).astype(np.int64)
+"""The order cells are drawn in: the 16 bonus cells, then the others."""
+_NEIGHBOUR_LISTS: Final = _neighbour_lists()
+_WORDS: Final = 1 << 18  # random words per refill
+_CHUNK_UNITS: Final = 1 << 15  # units per chunk (and per pair of random streams)
+
+
+def _words(rng: np.random.Generator) -> NDArray[np.uint64]:
+    words: NDArray[np.uint64] = rng.bit_generator.random_raw(_WORDS)
+    return words
+
+
+def encode_plans(plans: Sequence[Plan]) -> tuple[NDArray[np.int64], ...]:
+    """The plans as arrays for the kernels: pieces (k, m, 2) [symbol, is group] with groups
+    first, piece counts (k,), wanted line and bonus counts (k, 6)."""
+    width = max([len(p.lines) + len(p.bonus) for p in plans] + [1])
+    pieces = np.zeros((len(plans), width, 2), dtype=np.int64)
+    counts = np.zeros(len(plans), dtype=np.int64)
+    for k, plan in enumerate(plans):
+        order = [(s, 1) for s in plan.bonus] + [(s, 0) for s in plan.lines]
+        counts[k] = len(order)
+        for j, piece in enumerate(order):
+            pieces[k, j] = piece
+    want_lines = np.stack([p.line_counts() for p in plans]).astype(np.int64)
+    want_bonus = np.stack([p.bonus_counts() for p in plans]).astype(np.int64)
+    return pieces, counts, want_lines, want_bonus
+
+
+def _stream(rng: np.random.Generator, jumps: int) -> np.random.Generator:
+    """An independent stream: ``rng``'s PCG64 jumped ahead ``jumps`` × 2^127 steps."""
+    bit = rng.bit_generator
+    if not isinstance(bit, np.random.PCG64):
+        raise TypeError(f"the layout needs PCG64 generators, got {type(bit).__name__}")
+    return np.random.Generator(bit.jumped(jumps))
+
+
+def _draw_chunk(
+    kinds: NDArray[np.int64],
+    *,
+    tables: tuple[NDArray[np.int64], ...],
+    streams: tuple[np.random.Generator, np.random.Generator],
+    units: NDArray[np.int8],
+    planned: NDArray[np.bool_],
+    max_attempts: int,
+    plans: Sequence[Plan],
+) -> None:
+    """Draw the units of one chunk (the kernel releases the GIL: chunks run in parallel)."""
+    pieces, counts, want_lines, want_bonus = tables
+    layout_rng, fill_rng = streams
+    layout_buf, layout_st = _words(layout_rng), _kernels.new_state()
+    fill_buf, fill_st = _words(fill_rng), _kernels.new_state()
+    n = kinds.shape[0]
+    done = 0
+    while done < n:
+        done = _kernels.draw_units(
+            kinds, done, pieces, counts, want_lines, want_bonus, LINE_CELLS, TETROMINO_CELLS,
+            _NEIGHBOUR_LISTS, BONUS_ARRAY, FILL_ORDER, line_table(), bonus_table(), layout_buf,
+            layout_st, fill_buf, fill_st, max_attempts, units, planned,
+        )  # fmt: skip
+        if done < 0:
+            unit = -1 - done
+            raise LayoutError(
+                f"a unit of plan {plans[int(kinds[unit])]} could not be laid out in "
+                f"{max_attempts} attempts"
+            )
+        if layout_st[1]:
+            attempts = layout_st[4]
+            layout_buf, layout_st = _words(layout_rng), _kernels.new_state()
+            layout_st[4] = attempts
+        if fill_st[1]:
+            fill_buf, fill_st = _words(fill_rng), _kernels.new_state()
+
+
+def lay_out(
+    plans: Sequence[Plan],
+    kinds: NDArray[np.int64],
+    *,
+    layout_rng: np.random.Generator,
+    fill_rng: np.random.Generator,
+    progress: Progress | None = None,
+    max_attempts: int = 100_000,
+) -> tuple[NDArray[np.int8], NDArray[np.bool_]]:
+    """Draw one unit per entry of ``kinds`` ((n,) indices into ``plans``).
+
+    Returns (n, 64) int8 units, unit ``i`` holding exactly the combinations of
+    ``plans[kinds[i]]``, and (n, 64) bool: the cells of those combinations. Raises
+    :class:`LayoutError` if a unit still misses its plan after ``max_attempts`` draws.
+    """
+    n = kinds.shape[0]
+    tables = encode_plans(plans)
+    units = np.empty((n, UNIT_CELLS), dtype=np.int8)
+    planned = np.zeros((n, UNIT_CELLS), dtype=np.bool_)
+    kinds = np.ascontiguousarray(kinds, dtype=np.int64)
+    # Fixed chunks, each with its own streams (PCG64 jumped ahead by 2^127 steps per stream):
+    # the block depends on the keys only, not on how many threads draw the chunks.
+    starts = list(range(0, n, _CHUNK_UNITS))
+    streams = [
+        (
+            _stream(layout_rng, 2 * c + 1),
+            _stream(fill_rng, 2 * c + 2),
+        )
+        for c in range(len(starts))
+    ]
+
+    def draw(c: int) -> None:
+        start, stop = starts[c], min(n, starts[c] + _CHUNK_UNITS)
+        _draw_chunk(
+            kinds[start:stop],
+            tables=tables,
+            streams=streams[c],
+            units=units[start:stop],
+            planned=planned[start:stop],
+            max_attempts=max_attempts,
+            plans=plans,
+        )
+
+    workers = max(1, min(len(starts), os.cpu_count() or 1))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        futures = [pool.submit(draw, c) for c in range(len(starts))]
+        for done, future in enumerate(futures, start=1):
+            future.result()  # re-raises a LayoutError
+            if progress is not None:
+                progress("layout", min(n, done * _CHUNK_UNITS), n)
+    return units, planned

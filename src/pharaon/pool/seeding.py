@@ -1,0 +1,126 @@
+"""Where a block's randomness comes from: two secrets, HKDF-SHA256 (RFC 5869), sub-keys.
+
+The vendor (who prints the block) and the operator (who sells it) each hold a secret key. All of
+a block's randomness derives from both through HKDF, so neither alone can predict the layout or
+the sale order. The same two keys and block identity give the same block, byte for byte. With no
+keys, fresh secrets come from the OS (``secrets``) and are never written anywhere.
+
+Sub-keys are separated by purpose (``layout``, ``fill``, ``order``) and bound to the block's
+identity (game, emission, block number, price), so a key pair never makes two identical blocks.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+KEY_BYTES_MIN = 16
+KEY_BYTES_MAX = 64
+_SALT = b"pharaon/block-factory/v1"
+_HASH_LEN = 32
+
+
+class SeedKeyError(ValueError):
+    """A vendor or operator key that is not usable."""
+
+
+def hkdf_extract(salt: bytes, ikm: bytes) -> bytes:
+    """RFC 5869 §2.2: PRK = HMAC-SHA256(salt, IKM)."""
+    return hmac.new(salt or bytes(_HASH_LEN), ikm, hashlib.sha256).digest()
+
+
+def hkdf_expand(prk: bytes, info: bytes, length: int) -> bytes:
+    """RFC 5869 §2.3: the first ``length`` bytes of T(1) ‖ T(2) ‖ …"""
+    if not 0 < length <= 255 * _HASH_LEN:
+        raise ValueError(f"HKDF output length must be 1..{255 * _HASH_LEN}, got {length}")
+    out, block = b"", b""
+    for counter in range(1, -(-length // _HASH_LEN) + 1):
+        block = hmac.new(prk, block + info + bytes([counter]), hashlib.sha256).digest()
+        out += block
+    return out[:length]
+
+
+def parse_key(text: str, who: str) -> bytes:
+    """A key given as hex on the command line; ``who`` is 'vendor' or 'operator'."""
+    cleaned = text.strip().lower().removeprefix("0x")
+    try:
+        key = bytes.fromhex(cleaned)
+    except ValueError:
+        raise SeedKeyError(f"--{who}-key must be hexadecimal digits, got {text!r}") from None
+    _check_key(key, who)
+    return key
+
+
+def _check_key(key: bytes, who: str) -> None:
+    if not KEY_BYTES_MIN <= len(key) <= KEY_BYTES_MAX:
+        raise SeedKeyError(
+            f"the {who} key must be {KEY_BYTES_MIN} to {KEY_BYTES_MAX} bytes "
+            f"({2 * KEY_BYTES_MIN} to {2 * KEY_BYTES_MAX} hex digits), got {len(key)} bytes"
+        )
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class BlockKeys:
+    """The three sub-keys of one block (32 bytes each). ``repr`` hides them."""
+
+    layout: bytes
+    fill: bytes
+    order: bytes
+
+    def __repr__(self) -> str:
+        return "BlockKeys(<secret>)"
+
+    def generator(self, purpose: str) -> np.random.Generator:
+        """A numpy generator (PCG64) seeded from the ``layout`` or ``fill`` sub-key, or from
+        ``balance``, a key expanded from ``fill`` (cell content only, never the order)."""
+        key = {
+            "layout": self.layout,
+            "fill": self.fill,
+            "balance": hkdf_expand(self.fill, b"balance", _HASH_LEN),
+        }[purpose]
+        return np.random.Generator(np.random.PCG64(int.from_bytes(key, "big")))
+
+
+def derive_keys(
+    vendor_key: bytes | None,
+    operator_key: bytes | None,
+    *,
+    context: str,
+) -> BlockKeys:
+    """The block's sub-keys from both keys and ``context`` (the block's identity).
+
+    Both keys or neither: with neither, two fresh 32-byte secrets are drawn from the OS.
+    """
+    if (vendor_key is None) != (operator_key is None):
+        raise SeedKeyError("give both --vendor-key and --operator-key, or neither")
+    if vendor_key is None or operator_key is None:
+        vendor_key, operator_key = secrets.token_bytes(32), secrets.token_bytes(32)
+    _check_key(vendor_key, "vendor")
+    _check_key(operator_key, "operator")
+    # Length-prefixed so that no two key pairs give the same input keying material.
+    ikm = b"".join(len(k).to_bytes(2, "big") + k for k in (vendor_key, operator_key))
+    prk = hkdf_extract(_SALT, ikm)
+    where = context.encode("utf-8")
+    return BlockKeys(
+        layout=hkdf_expand(prk, b"layout\x00" + where, _HASH_LEN),
+        fill=hkdf_expand(prk, b"fill\x00" + where, _HASH_LEN),
+        order=hkdf_expand(prk, b"order\x00" + where, _HASH_LEN),
+    )
+
+
+def secure_permutation(order_key: bytes, n: int) -> NDArray[np.int64]:
+    """(n,) int64: a permutation of ``0..n-1`` from the order sub-key.
+
+    Each position gets a 64-bit sort key from the SHAKE-256 stream of the key (a
+    cryptographic XOF, not a statistical generator); sorting the keys gives the order. Ties
+    (probability below n² / 2⁶⁵) fall back to the original position, so the result is always a
+    permutation.
+    """
+    stream = hashlib.shake_256(b"pharaon/sale-order/v1\x00" + order_key).digest(8 * n)
+    sort_keys = np.frombuffer(stream, dtype=">u8")
+    return np.argsort(sort_keys, kind="stable").astype(np.int64)

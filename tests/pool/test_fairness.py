@@ -1,0 +1,115 @@
+"""Statistical tests at the 99 % level: nobody can locate winners by their position in the
+sale order, nor tell winning from losing units by the symbols outside winning combinations.
+
+Blocks come from fixed keys, so each test gives the same answer every run; a biased generator
+fails them (see the control tests, which run the same statistics on a block made biased)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from numpy.typing import NDArray
+from scipy import stats
+
+from pharaon.pool.blockfile import Block, read_block
+from pharaon.pool.design import test_design
+from pharaon.pool.generate import generate_block
+from pharaon.pool.layout import Plan, lay_out
+from pharaon.pool.stats import free_symbol_counts
+
+from .conftest import OPERATOR, VENDOR
+
+LEVEL = 0.01  # reject "no pattern" below this p-value: a 99 % test
+LAGS = (1, 2, 3, 5, 10)
+
+
+def runs_test(x: NDArray[np.bool_]) -> float:
+    """Wald–Wolfowitz runs test: the two-sided p-value of the number of runs."""
+    n1 = int(x.sum())
+    n0 = x.size - n1
+    runs = 1 + int(np.count_nonzero(x[1:] != x[:-1]))
+    mean = 1 + 2 * n1 * n0 / x.size
+    var = 2 * n1 * n0 * (2 * n1 * n0 - x.size) / (x.size**2 * (x.size - 1))
+    z = (runs - mean) / np.sqrt(var)
+    return float(2 * stats.norm.sf(abs(z)))
+
+
+def serial_correlation_p(x: NDArray[np.float64], lag: int) -> float:
+    """Two-sided p-value of the lag-``lag`` autocorrelation (normal approximation)."""
+    y = x - x.mean()
+    r = float((y[:-lag] * y[lag:]).sum() / (y * y).sum())
+    return float(2 * stats.norm.sf(abs(r) * np.sqrt(x.size)))
+
+
+def chi_square_p(counts: NDArray[np.int64]) -> float:
+    """p-value of a 2 × 6 contingency table (losing/winning × symbol)."""
+    return float(stats.chi2_contingency(counts).pvalue)
+
+
+@pytest.fixture(scope="module")
+def medium_block() -> Block:
+    return generate_block(
+        100, design=test_design(100_000), vendor_key=VENDOR, operator_key=OPERATOR
+    )
+
+
+def _check_order(block: Block) -> None:
+    winning = block.lots_cents > 0
+    assert runs_test(winning) > LEVEL
+    for lag in LAGS:
+        assert serial_correlation_p(winning.astype(np.float64), lag) > LEVEL, lag
+        lots = np.log1p(block.lots_cents.astype(np.float64))
+        assert serial_correlation_p(lots, lag) > LEVEL, lag
+
+
+def _check_symbols(block: Block) -> None:
+    counts = free_symbol_counts(block.units, block.lots_cents > 0)
+    for k in range(2):
+        assert chi_square_p(counts[:, k]) > LEVEL, (k, counts[:, k])
+
+
+def test_winners_spread_along_the_sale_order(medium_block: Block) -> None:
+    _check_order(medium_block)
+
+
+def test_background_symbols_do_not_tell_winners(medium_block: Block) -> None:
+    _check_symbols(medium_block)
+
+
+def test_control_the_order_tests_catch_winners_bunched(medium_block: Block) -> None:
+    winning = np.sort(medium_block.lots_cents > 0)  # losing first, then winners
+    assert runs_test(winning) < LEVEL
+    assert serial_correlation_p(winning.astype(np.float64), 1) < LEVEL
+    cycle = np.zeros(100_000, dtype=np.bool_)
+    cycle[::4] = True  # every fourth unit wins: few runs are missing, yet a pattern
+    assert serial_correlation_p(cycle.astype(np.float64), 4) < LEVEL
+
+
+def test_control_the_symbol_test_catches_an_unbalanced_fill() -> None:
+    # The layout alone, without the balancing step, leaves a visible trace.
+    rng = np.random.default_rng(3)
+    plans = [Plan((), ()), Plan((), (0, 1)), Plan((4,), (0,))]  # losing, P+Y bonus, J line+P
+    kinds = np.repeat(np.arange(3), [60_000, 20_000, 20_000])
+    units, _ = lay_out(plans, kinds, layout_rng=rng, fill_rng=rng)
+    counts = free_symbol_counts(units, kinds > 0)
+    assert chi_square_p(counts[:, 0]) < LEVEL
+
+
+def test_near_misses_in_losing_and_winning_units(medium_block: Block) -> None:
+    from pharaon.pool.stats import near_misses
+
+    winning = medium_block.lots_cents > 0
+    three, contact = near_misses(medium_block.units)
+    for flag in (three, contact):
+        assert flag[winning].mean() > 0.3
+        assert flag[~winning].mean() > 0.3
+
+
+@pytest.mark.slow
+def test_real_blocks_are_fair(real_blocks: dict[int, Path]) -> None:
+    for path in real_blocks.values():
+        block = read_block(path)
+        _check_order(block)
+        _check_symbols(block)

@@ -1,0 +1,51 @@
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from pharaon.game.batch import evaluate_batch
+from pharaon.pool.layout import LayoutError, Plan, lay_out
+from pharaon.pool.stats import winning_cells
+
+# P Y O X J S = 0..5
+PLANS = [
+    Plan((), ()),
+    Plan((4, 4, 4, 4), (0, 0)),  # 4 J lines + 2 P bonus groups
+    Plan((3, 4, 4, 4, 4), ()),
+    Plan((4, 4, 4), (2, 1)),
+    Plan((5,), (0,)),
+]
+
+
+def test_every_unit_holds_exactly_its_plan() -> None:
+    rng = np.random.default_rng(7)
+    kinds = np.repeat(np.arange(len(PLANS)), 400)
+    units, planned = lay_out(PLANS, kinds, layout_rng=rng, fill_rng=rng)
+    result = evaluate_batch(units)
+    assert not result.malformed.any()
+    for k, plan in enumerate(PLANS):
+        rows = kinds == k
+        assert (result.line_counts[rows] == plan.line_counts()).all()
+        assert (result.bonus_counts[rows] == plan.bonus_counts()).all()
+    assert np.array_equal(planned, winning_cells(units))
+
+
+def test_places_are_drawn_at_random() -> None:
+    rng = np.random.default_rng(8)
+    units, planned = lay_out([Plan((4,), ())], np.zeros(4000, dtype=np.int64),
+                             layout_rng=rng, fill_rng=rng)  # fmt: skip
+    # Each of the 40 lines carries the J line about 100 times.
+    from pharaon.pool.layout import LINE_CELLS
+
+    where = planned[:, LINE_CELLS].all(axis=2).argmax(axis=1)
+    counts = np.bincount(where, minlength=40)
+    assert counts.min() > 50
+    assert counts.max() < 160
+    assert units.shape == (4000, 64)
+
+
+def test_an_impossible_plan_fails_cleanly() -> None:
+    rng = np.random.default_rng(9)
+    with pytest.raises(LayoutError):
+        lay_out([Plan((), (0, 0, 0))], np.zeros(4, dtype=np.int64), layout_rng=rng,
+                fill_rng=rng, max_attempts=50)  # fmt: skip
