@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/pharaon evaluate 'JJJJSOYXPOYXSOYX-OYXSJJPOXSYOJJPO-SOYXJJPOXSYOPYOX-YXOSPOXSOYXJSPYO'
+	$(BIN)/pharaon serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP)
 	$(BIN)/pytest

@@ -1,0 +1,171 @@
+"""Players: registration (adults only), argon2 password hashes, log-in with lock-out."""
+
+from __future__ import annotations
+
+import re
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+
+from argon2 import PasswordHasher
+from argon2.exceptions import InvalidHashError, VerificationError
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session
+
+from pharaon.service import sessions
+from pharaon.service.errors import (
+    EmailTakenError,
+    InvalidError,
+    LockedOutError,
+    UnauthorizedError,
+    UnderageError,
+)
+from pharaon.store.tables import Account, LoginFailure, Player
+
+ADULT_AGE = 18
+PASSWORD_MIN, PASSWORD_MAX = 8, 256
+_EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+$")
+# OWASP's argon2id setting (19 MiB, 2 passes): 64 MiB per log-in would crowd a worker.
+_hasher = PasswordHasher(time_cost=2, memory_cost=19_456, parallelism=1)
+# Hashes run on two threads of their own: a rush of log-ins costs at most two 19 MiB
+# buffers, where each request thread's allocator arena would otherwise keep one.
+_HASHING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="argon2")
+_DUMMY_HASH = _hasher.hash("not a password anyone has")
+
+
+def normalise_email(email: str) -> str:
+    """``email`` trimmed and lower-cased; :class:`InvalidError` if it does not look like one."""
+    value = email.strip().lower()
+    if len(value) > 254 or not _EMAIL.match(value):
+        raise InvalidError(f"email must look like name@example.org, got {email!r}")
+    return value
+
+
+def age_on(birth_date: date, day: date) -> int:
+    """Completed years of life on ``day``."""
+    before_birthday = (day.month, day.day) < (birth_date.month, birth_date.day)
+    return day.year - birth_date.year - before_birthday
+
+
+@dataclass(frozen=True, slots=True)
+class Registered:
+    player_id: int
+    email: str
+
+
+def register(
+    *, session: Session, email: str, password: str, birth_date: date, now: datetime
+) -> Registered:
+    """Open a player's account with a zero balance; adults only (403 ``underage``)."""
+    address = normalise_email(email)
+    if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
+        raise InvalidError(
+            f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters, got {len(password)}"
+        )
+    today = now.date()
+    if birth_date > today or birth_date.year < 1900:
+        raise InvalidError(
+            f"birth_date must be a past date after 1900, got {birth_date.isoformat()}"
+        )
+    if age_on(birth_date, today) < ADULT_AGE:
+        raise UnderageError(f"players must be at least {ADULT_AGE} years old")
+    if session.execute(select(Player.id).where(Player.email == address)).first():
+        session.rollback()
+        raise EmailTakenError(f"a player with email {address} already exists")
+    try:
+        player_id = session.execute(
+            insert(Player)
+            .values(
+                email=address,
+                password_hash=_hash(password),
+                birth_date=birth_date,
+                created_at=now,
+            )
+            .returning(Player.id)
+        ).scalar_one()
+        session.execute(insert(Account).values(kind="player", player_id=player_id, balance_cents=0))
+        session.commit()
+    except IntegrityError as exc:
+        session.rollback()
+        if session.execute(select(Player.id).where(Player.email == address)).first():
+            session.rollback()
+            raise EmailTakenError(f"a player with email {address} already exists") from exc
+        raise
+    return Registered(int(player_id), address)
+
+
+def _hash(password: str) -> str:
+    return _HASHING.submit(_hasher.hash, password).result()
+
+
+def _verify(password_hash: str, password: str) -> bool:
+    try:
+        return _HASHING.submit(_hasher.verify, password_hash, password).result()
+    except (VerificationError, InvalidHashError):
+        return False
+
+
+def log_in(
+    *,
+    session: Session,
+    email: str,
+    password: str,
+    now: datetime,
+    max_failures: int = 5,
+    lockout: timedelta = timedelta(minutes=15),
+) -> sessions.NewSession:
+    """A new session for the right password; after ``max_failures`` wrong ones, 429 for a while.
+
+    Failures are counted per email, known or not, and committed even though the call fails.
+    """
+    try:
+        address = normalise_email(email)
+    except InvalidError as exc:
+        raise UnauthorizedError("wrong email or password") from exc
+    locked_until = session.execute(
+        select(LoginFailure.locked_until).where(LoginFailure.email == address)
+    ).scalar_one_or_none()
+    if locked_until is not None and locked_until > now:
+        session.rollback()
+        raise LockedOutError(
+            f"too many failed logins: try again after {locked_until.isoformat(timespec='seconds')}"
+        )
+    player = session.execute(
+        select(Player.id, Player.password_hash).where(Player.email == address)
+    ).first()
+    if player is None or not _verify(player.password_hash, password):
+        if player is None:
+            _verify(_DUMMY_HASH, password)  # the same time whether the email exists or not
+        _count_failure(session, address, now, max_failures, lockout)
+        session.commit()
+        raise UnauthorizedError("wrong email or password")
+    session.execute(delete(LoginFailure).where(LoginFailure.email == address))
+    if _hasher.check_needs_rehash(player.password_hash):
+        session.execute(
+            update(Player).where(Player.id == player.id).values(password_hash=_hash(password))
+        )
+    created = sessions.create(session, player_id=int(player.id), now=now)
+    session.commit()
+    return created
+
+
+def _count_failure(
+    session: Session, email: str, now: datetime, max_failures: int, lockout: timedelta
+) -> None:
+    dialect = session.get_bind().dialect.name
+    insert_ = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = LoginFailure.__table__
+    failures = session.execute(
+        insert_(LoginFailure)
+        .values(email=email, failures=1, locked_until=None)
+        .on_conflict_do_update(index_elements=["email"], set_={"failures": table.c.failures + 1})
+        .returning(LoginFailure.failures)
+    ).scalar_one()
+    if failures >= max_failures:
+        session.execute(
+            update(LoginFailure)
+            .where(LoginFailure.email == email)
+            .values(failures=0, locked_until=now + lockout)
+        )

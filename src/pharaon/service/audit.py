@@ -1,0 +1,253 @@
+"""The append-only audit log, each record chained to the previous by SHA-256, and the audit.
+
+Every money movement and operator action appends one record in the same transaction as the
+movement itself, so the log holds exactly what was committed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import Select, func, insert, select, update
+from sqlalchemy.orm import Session
+
+from pharaon.store.tables import (
+    GENESIS_HASH,
+    Account,
+    AuditHead,
+    AuditRecord,
+    Block,
+    LedgerEntry,
+    LedgerTransaction,
+    PlayRow,
+    UnitRow,
+)
+
+_HEAD = 1
+_CHAIN_BATCH = 10_000
+
+
+def canonical_json(payload: dict[str, Any]) -> str:
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def record_hash(
+    *, prev_sha256: str, seq: int, created_at: datetime, kind: str, actor: str, payload: str
+) -> str:
+    """The SHA-256 (hex) of one record, covering the previous record's hash."""
+    text = "\n".join([prev_sha256, str(seq), created_at.isoformat(), kind, actor, payload])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def append(
+    session: Session, *, kind: str, actor: str, payload: dict[str, Any], now: datetime
+) -> int:
+    """Append one record in the caller's transaction; returns its sequence number.
+
+    The head row is locked (``FOR UPDATE``; SQLite's write lock is already held), so records
+    are chained in commit order. Call it last in a transaction: the lock is held until commit.
+    """
+    seq, prev = session.execute(
+        select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD).with_for_update()
+    ).one()
+    seq += 1
+    body = canonical_json(payload)
+    digest = record_hash(
+        prev_sha256=prev, seq=seq, created_at=now, kind=kind, actor=actor, payload=body
+    )
+    session.execute(
+        insert(AuditRecord).values(
+            seq=seq,
+            created_at=now,
+            kind=kind,
+            actor=actor,
+            payload=body,
+            prev_sha256=prev,
+            sha256=digest,
+        )
+    )
+    session.execute(update(AuditHead).where(AuditHead.id == _HEAD).values(seq=seq, sha256=digest))
+    return int(seq)
+
+
+@dataclass(frozen=True, slots=True)
+class AuditReport:
+    """The outcome of :func:`run_audit`: one line per check, and what failed."""
+
+    checks: tuple[tuple[str, bool, str], ...]  # (name, passed, what was found)
+
+    @property
+    def ok(self) -> bool:
+        return all(passed for _, passed, _ in self.checks)
+
+    @property
+    def failures(self) -> list[str]:
+        return [f"{name}: {found}" for name, passed, found in self.checks if not passed]
+
+
+def _check_ledger(session: Session) -> list[tuple[str, bool, str]]:
+    total = session.execute(select(func.coalesce(func.sum(LedgerEntry.amount_cents), 0))).scalar()
+    unbalanced = session.execute(
+        select(func.count()).select_from(
+            select(LedgerEntry.transaction_id)
+            .group_by(LedgerEntry.transaction_id)
+            .having(func.sum(LedgerEntry.amount_cents) != 0)
+            .subquery()
+        )
+    ).scalar_one()
+    empty = session.execute(
+        select(func.count())
+        .select_from(LedgerTransaction)
+        .where(
+            ~select(LedgerEntry.id)
+            .where(LedgerEntry.transaction_id == LedgerTransaction.id)
+            .exists()
+        )
+    ).scalar_one()
+    sums = (
+        select(LedgerEntry.account_id, func.sum(LedgerEntry.amount_cents).label("total"))
+        .group_by(LedgerEntry.account_id)
+        .subquery()
+    )
+    mismatched = session.execute(
+        select(Account.id, Account.balance_cents, func.coalesce(sums.c.total, 0))
+        .outerjoin(sums, sums.c.account_id == Account.id)
+        .where(Account.balance_cents != func.coalesce(sums.c.total, 0))
+        .limit(5)
+    ).all()
+    return [
+        (
+            "ledger balances",
+            total == 0 and unbalanced == 0 and empty == 0,
+            f"entries sum to {total}, {unbalanced} unbalanced and {empty} empty transactions",
+        ),
+        (
+            "balances equal ledgers",
+            not mismatched,
+            "all equal"
+            if not mismatched
+            else "; ".join(f"account {a}: balance {b}, ledger {t}" for a, b, t in mismatched),
+        ),
+    ]
+
+
+def _counts(session: Session, query: Select[int, int]) -> dict[int, int]:
+    return {int(k): int(v) for k, v in session.execute(query)}
+
+
+def _check_units(session: Session) -> list[tuple[str, bool, str]]:
+    out: list[tuple[str, bool, str]] = []
+    plays_per_block = _counts(
+        session, select(PlayRow.block_id, func.count()).group_by(PlayRow.block_id)
+    )
+    units_per_block = _counts(
+        session, select(UnitRow.block_id, func.count()).group_by(UnitRow.block_id)
+    )
+    beyond = _counts(
+        session,
+        select(PlayRow.block_id, func.count())
+        .join(Block, Block.id == PlayRow.block_id)
+        .where(PlayRow.serial >= Block.next_serial)
+        .group_by(PlayRow.block_id),
+    )
+    problems: list[str] = []
+    size_problems: list[str] = []
+    for block_id, size, next_serial in session.execute(
+        select(Block.id, Block.block_size, Block.next_serial).order_by(Block.id)
+    ):
+        sold = next_serial - 1
+        plays = plays_per_block.get(block_id, 0)
+        if plays != sold or beyond.get(block_id, 0):
+            problems.append(
+                f"block {block_id}: {sold} units sold, {plays} plays, "
+                f"{beyond.get(block_id, 0)} plays of unsold units"
+            )
+        units = units_per_block.get(block_id, 0)
+        unsold = units - sold
+        if units != size or sold + unsold != size:
+            size_problems.append(f"block {block_id}: {sold} sold + {unsold} unsold != {size}")
+    orphans = session.execute(
+        select(func.count())
+        .select_from(PlayRow)
+        .outerjoin(
+            UnitRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial)
+        )
+        .where(UnitRow.serial.is_(None))
+    ).scalar_one()
+    if orphans:
+        problems.append(f"{orphans} plays without their unit")
+    out.append(("one play per sold unit", not problems, "; ".join(problems) or "all match"))
+    wrong_lots = session.execute(
+        select(PlayRow.id, PlayRow.prize_cents, UnitRow.lot_cents)
+        .join(UnitRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial))
+        .where(PlayRow.prize_cents != UnitRow.lot_cents)
+        .limit(5)
+    ).all()
+    out.append(
+        (
+            "play lots equal unit lots",
+            not wrong_lots,
+            "all equal"
+            if not wrong_lots
+            else "; ".join(f"play {p}: lot {a}, unit {b}" for p, a, b in wrong_lots),
+        )
+    )
+    out.append(
+        (
+            "sold + unsold = block size",
+            not size_problems,
+            "; ".join(size_problems) or f"{len(units_per_block)} blocks complete",
+        )
+    )
+    return out
+
+
+def _check_chain(session: Session) -> tuple[str, bool, str]:
+    prev, expected_seq, count = GENESIS_HASH, 1, 0
+    last_seq = 0
+    while True:
+        rows = (
+            session.execute(
+                select(AuditRecord)
+                .where(AuditRecord.seq > last_seq)
+                .order_by(AuditRecord.seq)
+                .limit(_CHAIN_BATCH)
+            )
+            .scalars()
+            .all()
+        )
+        if not rows:
+            break
+        for r in rows:
+            if r.seq != expected_seq:
+                return ("audit chain intact", False, f"record {expected_seq} is missing")
+            digest = record_hash(
+                prev_sha256=prev,
+                seq=r.seq,
+                created_at=r.created_at,
+                kind=r.kind,
+                actor=r.actor,
+                payload=r.payload,
+            )
+            if r.prev_sha256 != prev or r.sha256 != digest:
+                return ("audit chain intact", False, f"record {r.seq} does not match its hash")
+            prev, expected_seq, count = r.sha256, expected_seq + 1, count + 1
+        last_seq = rows[-1].seq
+        session.expunge_all()
+    head_seq, head_hash = session.execute(
+        select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD)
+    ).one()
+    if head_seq != count or head_hash != prev:
+        return ("audit chain intact", False, f"head says {head_seq} records, the log has {count}")
+    return ("audit chain intact", True, f"{count} records")
+
+
+def run_audit(*, session: Session) -> AuditReport:
+    """Check the ledger, the balances, units against plays, block sizes and the audit chain."""
+    checks = [*_check_ledger(session), *_check_units(session), _check_chain(session)]
+    session.rollback()
+    return AuditReport(tuple(checks))

@@ -1,0 +1,159 @@
+"""The operator's blocks: list, deactivate, open the next, and what is left to win.
+
+A block is ``loaded``, then ``open`` (on sale; at most one per price), then ``sold_out``; or
+``deactivated`` by the operator. When the open block at a price sells out, the next loaded one
+at that price (lowest id) opens. Loading is in :mod:`pharaon.service.loading` (it needs the
+block factory, which the server does not).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from pharaon.game.rules import rules
+from pharaon.service import audit
+from pharaon.service.errors import ConflictError, InvalidError, NotFoundError
+from pharaon.store.tables import Block, BlockPrize, PlayRow
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass(frozen=True, slots=True)
+class BlockSummary:
+    block_id: int
+    game: str
+    emission: str
+    price_cents: int
+    block_number: int
+    block_size: int
+    is_test: bool
+    state: str
+    sold: int
+    remaining_lots: tuple[tuple[int, int], ...]  # (lot_cents, units left), largest first
+    deactivation_reason: str | None
+
+
+def open_next(session: Session, *, price_cents: int) -> int | None:
+    """Open the next loaded block at ``price_cents`` if none is open; its id, or None."""
+    open_id = session.execute(
+        select(Block.id).where(Block.price_cents == price_cents, Block.state == "open")
+    ).scalar_one_or_none()
+    if open_id is not None:
+        return int(open_id)
+    next_id = session.execute(
+        select(func.min(Block.id)).where(Block.price_cents == price_cents, Block.state == "loaded")
+    ).scalar_one_or_none()
+    if next_id is None:
+        return None
+    opened = session.execute(
+        update(Block)
+        .where(Block.id == next_id, Block.state == "loaded")
+        .values(state="open")
+        .returning(Block.id)
+    ).scalar_one_or_none()
+    return None if opened is None else int(opened)
+
+
+def _sold_lots(session: Session, block_ids: list[int]) -> dict[tuple[int, int], int]:
+    rows = session.execute(
+        select(PlayRow.block_id, PlayRow.prize_cents, func.count())
+        .where(PlayRow.block_id.in_(block_ids), PlayRow.prize_cents > 0)
+        .group_by(PlayRow.block_id, PlayRow.prize_cents)
+    )
+    return {(b, p): n for b, p, n in rows}
+
+
+def _remaining(session: Session, block_ids: list[int]) -> dict[int, list[tuple[int, int]]]:
+    sold = _sold_lots(session, block_ids)
+    out: dict[int, list[tuple[int, int]]] = {b: [] for b in block_ids}
+    for block_id, lot, units in session.execute(
+        select(BlockPrize.block_id, BlockPrize.lot_cents, BlockPrize.units)
+        .where(BlockPrize.block_id.in_(block_ids))
+        .order_by(BlockPrize.block_id, BlockPrize.lot_cents.desc())
+    ):
+        out[block_id].append((lot, units - sold.get((block_id, lot), 0)))
+    return out
+
+
+def list_blocks(*, session: Session) -> list[BlockSummary]:
+    blocks = session.execute(select(Block).order_by(Block.id)).scalars().all()
+    remaining = _remaining(session, [b.id for b in blocks])
+    session.rollback()
+    return [
+        BlockSummary(
+            block_id=b.id,
+            game=b.game,
+            emission=b.emission,
+            price_cents=b.price_cents,
+            block_number=b.block_number,
+            block_size=b.block_size,
+            is_test=b.is_test,
+            state=b.state,
+            sold=b.next_serial - 1,
+            remaining_lots=tuple(remaining[b.id]),
+            deactivation_reason=b.deactivation_reason,
+        )
+        for b in blocks
+    ]
+
+
+def remaining_prizes(*, session: Session, stake_cents: int) -> list[tuple[int, int]]:
+    """(lot_cents, units left) in the block on sale at ``stake_cents`` (or the next to open),
+    largest first; empty when nothing is left to sell at that price."""
+    try:
+        rules().multiplier(stake_cents)
+    except ValueError as exc:
+        raise InvalidError(str(exc)) from exc
+    block_id = session.execute(
+        select(Block.id)
+        .where(Block.price_cents == stake_cents, Block.state.in_(("open", "loaded")))
+        .order_by((Block.state == "open").desc(), Block.id)
+        .limit(1)
+    ).scalar_one_or_none()
+    result = [] if block_id is None else _remaining(session, [int(block_id)])[int(block_id)]
+    session.rollback()
+    return result
+
+
+def deactivate(*, session: Session, block_id: int, reason: str, actor: str, now: datetime) -> None:
+    """Stop a block's sales (logged); its past plays stay as they are."""
+    reason = reason.strip()
+    if not reason:
+        raise InvalidError("a reason is required to deactivate a block")
+    try:
+        row = session.execute(
+            select(Block.state, Block.price_cents).where(Block.id == block_id).with_for_update()
+        ).first()
+        if row is None:
+            raise NotFoundError(f"no block with id {block_id}")
+        if row.state not in ("loaded", "open"):
+            raise ConflictError(f"block {block_id} is {row.state}; only loaded or open blocks stop")
+        session.execute(
+            update(Block)
+            .where(Block.id == block_id)
+            .values(state="deactivated", deactivated_at=now, deactivation_reason=reason)
+        )
+        if row.state == "open":
+            open_next(session, price_cents=row.price_cents)
+        audit.append(
+            session,
+            kind="block_deactivated",
+            actor=actor,
+            payload={"block_id": block_id, "reason": reason, "was": row.state},
+            now=now,
+        )
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+
+
+def has_blocks(*, session: Session) -> bool:
+    found = session.execute(select(Block.id).limit(1)).first() is not None
+    session.rollback()
+    return found

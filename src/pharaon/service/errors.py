@@ -1,0 +1,77 @@
+"""What a use case refuses, with a stable code the web layer maps to an HTTP status."""
+
+from __future__ import annotations
+
+
+class ServiceError(Exception):
+    """A refused request: ``code`` is machine-readable, ``detail`` says what and why."""
+
+    code = "bad_request"
+
+    def __init__(self, detail: str, *, code: str | None = None) -> None:
+        super().__init__(detail)
+        self.detail = detail
+        if code is not None:
+            self.code = code
+
+
+class BadRequestError(ServiceError):
+    code = "bad_request"
+
+
+class InvalidError(ServiceError):
+    code = "validation_error"
+
+
+class UnauthorizedError(ServiceError):
+    code = "unauthorized"
+
+
+class ForbiddenError(ServiceError):
+    code = "forbidden"
+
+
+class UnderageError(ForbiddenError):
+    code = "underage"
+
+
+class SelfExcludedError(ForbiddenError):
+    code = "self_excluded"
+
+
+class DepositLimitReachedError(ForbiddenError):
+    code = "deposit_limit"
+
+
+class NotFoundError(ServiceError):
+    code = "not_found"
+
+
+class ConflictError(ServiceError):
+    code = "conflict"
+
+
+class EmailTakenError(ConflictError):
+    code = "email_taken"
+
+
+class IdempotencyConflictError(ConflictError):
+    code = "idempotency_conflict"
+
+
+class InsufficientFundsError(ServiceError):
+    code = "insufficient_funds"
+
+
+class LockedOutError(ServiceError):
+    code = "locked_out"
+
+
+class SoldOutError(ServiceError):
+    code = "sold_out"
+
+
+class BlockRefusedError(ServiceError):
+    """An operator's block file that cannot be loaded."""
+
+    code = "block_refused"

@@ -1,0 +1,163 @@
+"""Responsible gaming: deposit limits per 24 h, 7 and 30 days, and self-exclusion.
+
+A lowered limit applies at once; a raised one (or its removal) only after 24 hours, and waits
+as pending until then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select, update
+from sqlalchemy.orm import Session
+
+from pharaon.service.errors import DepositLimitReachedError, InvalidError, SelfExcludedError
+from pharaon.store.tables import Deposit, DepositLimit, Player
+
+PERIODS: dict[str, timedelta] = {
+    "daily": timedelta(hours=24),
+    "weekly": timedelta(days=7),
+    "monthly": timedelta(days=30),
+}
+RAISE_DELAY = timedelta(hours=24)
+MAX_EXCLUSION_DAYS = 3650
+
+
+@dataclass(frozen=True, slots=True)
+class Pending:
+    period: str
+    amount_cents: int | None
+    effective_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Limits:
+    """The limits in force (None: no limit) and the raises still waiting."""
+
+    daily_cents: int | None
+    weekly_cents: int | None
+    monthly_cents: int | None
+    pending: tuple[Pending, ...]
+
+    def of(self, period: str) -> int | None:
+        return {
+            "daily": self.daily_cents,
+            "weekly": self.weekly_cents,
+            "monthly": self.monthly_cents,
+        }[period]
+
+
+def _rows(session: Session, player_id: int) -> dict[str, DepositLimit]:
+    rows = session.execute(select(DepositLimit).where(DepositLimit.player_id == player_id))
+    return {r.period: r for r in rows.scalars()}
+
+
+def _in_force(row: DepositLimit | None, now: datetime) -> tuple[int | None, Pending | None]:
+    if row is None:
+        return None, None
+    if row.pending_effective_at is not None:
+        if row.pending_effective_at <= now:
+            return row.pending_cents, None
+        return row.amount_cents, Pending(row.period, row.pending_cents, row.pending_effective_at)
+    return row.amount_cents, None
+
+
+def get_limits(*, session: Session, player_id: int, now: datetime) -> Limits:
+    rows = _rows(session, player_id)
+    values: dict[str, int | None] = {}
+    pending: list[Pending] = []
+    for period in PERIODS:
+        value, waiting = _in_force(rows.get(period), now)
+        values[period] = value
+        if waiting is not None:
+            pending.append(waiting)
+    return Limits(values["daily"], values["weekly"], values["monthly"], tuple(pending))
+
+
+def _is_lower(new: int | None, current: int | None) -> bool:
+    return new is not None and (current is None or new < current)
+
+
+def set_limits(
+    *,
+    session: Session,
+    player_id: int,
+    daily_cents: int | None,
+    weekly_cents: int | None,
+    monthly_cents: int | None,
+    now: datetime,
+) -> Limits:
+    """Set the three limits (None: no limit); lowering applies now, raising in 24 hours."""
+    wanted = {"daily": daily_cents, "weekly": weekly_cents, "monthly": monthly_cents}
+    for period, value in wanted.items():
+        if value is not None and value < 0:
+            raise InvalidError(f"{period}_cents must be >= 0 or null, got {value}")
+    rows = _rows(session, player_id)
+    for period, new in wanted.items():
+        row = rows.get(period)
+        current, waiting = _in_force(row, now)
+        if row is None:
+            row = DepositLimit(player_id=player_id, period=period, amount_cents=None)
+            session.add(row)
+        if new == current or _is_lower(new, current):
+            row.amount_cents, row.pending_cents, row.pending_effective_at = new, None, None
+        else:
+            row.amount_cents = current
+            if waiting is None or waiting.amount_cents != new:
+                row.pending_cents, row.pending_effective_at = new, now + RAISE_DELAY
+    session.commit()
+    return get_limits(session=session, player_id=player_id, now=now)
+
+
+def check_not_excluded(excluded_until: datetime | None, now: datetime) -> None:
+    if excluded_until is not None and excluded_until > now:
+        raise SelfExcludedError(
+            f"self-excluded until {excluded_until.isoformat(timespec='seconds')}: "
+            "no deposits or plays until then"
+        )
+
+
+def check_deposit(*, session: Session, player_id: int, amount_cents: int, now: datetime) -> None:
+    """:class:`DepositLimitReachedError` if ``amount_cents`` more would pass a limit in force.
+
+    The caller holds the player's account row lock, so concurrent deposits are counted.
+    """
+    limits = get_limits(session=session, player_id=player_id, now=now)
+    for period, span in PERIODS.items():
+        limit = limits.of(period)
+        if limit is None:
+            continue
+        deposited = session.execute(
+            select(func.coalesce(func.sum(Deposit.amount_cents), 0)).where(
+                Deposit.player_id == player_id, Deposit.created_at > now - span
+            )
+        ).scalar_one()
+        if deposited + amount_cents > limit:
+            raise DepositLimitReachedError(
+                f"{period} deposit limit {limit} cents: {deposited} deposited in the period, "
+                f"{amount_cents} more would pass it"
+            )
+
+
+def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) -> datetime:
+    """Exclude the player for ``days`` (1..3650); an exclusion is never shortened."""
+    if not 1 <= days <= MAX_EXCLUSION_DAYS:
+        raise InvalidError(f"days must be 1..{MAX_EXCLUSION_DAYS}, got {days}")
+    current = session.execute(
+        select(Player.self_excluded_until).where(Player.id == player_id)
+    ).scalar_one()
+    until = now + timedelta(days=days)
+    if current is not None and current > until:
+        until = current
+    session.execute(update(Player).where(Player.id == player_id).values(self_excluded_until=until))
+    session.commit()
+    return until
+
+
+def excluded_until(*, session: Session, player_id: int, now: datetime) -> datetime | None:
+    """The end of the player's self-exclusion, or None if not excluded now."""
+    until = session.execute(
+        select(Player.self_excluded_until).where(Player.id == player_id)
+    ).scalar_one()
+    return until if until is not None and until > now else None

@@ -1,0 +1,191 @@
+"""Loading a block from the factory: verified first, refused if it is a test block (unless
+allowed) or already loaded; its units bulk-loaded (COPY on PostgreSQL, executemany in chunks
+on SQLite) with the block row, its prize counts and an audit record, in one transaction."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from sqlalchemy import insert, or_, select
+from sqlalchemy.orm import Session
+
+from pharaon.game.rules import rules
+from pharaon.pool.blockfile import Block as BlockData
+from pharaon.pool.blockfile import BlockFileError, read_block
+from pharaon.pool.verify import verify_block
+from pharaon.service import audit
+from pharaon.service.blocks import Progress, open_next
+from pharaon.service.errors import BlockRefusedError
+from pharaon.store.tables import Block, BlockPrize
+
+CHUNK = 50_000
+
+
+def _refuse_duplicate(session: Session, block: BlockData) -> None:
+    m = block.manifest
+    row = session.execute(
+        select(Block.id).where(
+            or_(
+                Block.units_sha256 == m.units_sha256,
+                (Block.game == m.game)
+                & (Block.emission == m.emission)
+                & (Block.price_cents == m.price_cents)
+                & (Block.block_number == m.block_number),
+            )
+        )
+    ).first()
+    if row is not None:
+        raise BlockRefusedError(
+            f"block {m.emission}/{m.price_cents}/{m.block_number} is already loaded "
+            f"(block id {row.id})"
+        )
+
+
+def _unit_rows(block_id: int, block: BlockData) -> Iterator[list[tuple[int, int, bytes, int]]]:
+    units = np.ascontiguousarray(block.units, dtype=np.int8)
+    lots = block.lots_cents.tolist()
+    for start in range(0, block.size, CHUNK):
+        stop = min(start + CHUNK, block.size)
+        blob = units[start:stop].tobytes()
+        yield [
+            (block_id, start + i + 1, blob[i * 64 : (i + 1) * 64], lots[start + i])
+            for i in range(stop - start)
+        ]
+
+
+def _insert_units(
+    session: Session, block_id: int, block: BlockData, progress: Progress | None
+) -> None:
+    raw: Any = session.connection().connection.dbapi_connection
+    done = 0
+    if session.get_bind().dialect.name == "postgresql":
+        with (
+            raw.cursor() as cursor,
+            cursor.copy("COPY units (block_id, serial, cells, lot_cents) FROM STDIN") as copy,
+        ):
+            for rows in _unit_rows(block_id, block):
+                for row in rows:
+                    copy.write_row(row)
+                done += len(rows)
+                if progress is not None:
+                    progress("load units", done, block.size)
+        return
+    cursor = raw.cursor()
+    try:
+        for rows in _unit_rows(block_id, block):
+            cursor.executemany(
+                "INSERT INTO units (block_id, serial, cells, lot_cents) VALUES (?, ?, ?, ?)", rows
+            )
+            done += len(rows)
+            if progress is not None:
+                progress("load units", done, block.size)
+    finally:
+        cursor.close()
+
+
+def load_block(
+    *,
+    session: Session,
+    block: BlockData,
+    allow_test: bool,
+    actor: str,
+    now: datetime,
+    progress: Progress | None = None,
+) -> int:
+    """Verify ``block`` and store it with its units; returns its id. Refuses a test block
+    unless ``allow_test``, a block that fails verification, and one already loaded."""
+    m = block.manifest
+    if m.test and not allow_test:
+        raise BlockRefusedError(
+            "this is a test block; set PHARAON_ALLOW_TEST_BLOCKS=1 to load test blocks"
+        )
+    if m.game != rules().name:
+        raise BlockRefusedError(f"block is for game {m.game!r}, not {rules().name!r}")
+    if progress is not None:
+        progress("verify", 0, 1)
+    report = verify_block(block)
+    if not report.ok:
+        raise BlockRefusedError("block fails verification: " + "; ".join(report.problems[:3]))
+    if progress is not None:
+        progress("verify", 1, 1)
+    try:
+        _refuse_duplicate(session, block)
+        block_id = session.execute(
+            insert(Block)
+            .values(
+                game=m.game,
+                emission=m.emission,
+                price_cents=m.price_cents,
+                block_number=m.block_number,
+                block_size=m.block_size,
+                is_test=m.test,
+                units_sha256=m.units_sha256,
+                merkle_root=m.merkle_root,
+                manifest_json=json.dumps(m.as_json(), sort_keys=True),
+                state="loaded",
+                next_serial=1,
+                loaded_at=now,
+            )
+            .returning(Block.id)
+        ).scalar_one()
+        _insert_units(session, int(block_id), block, progress)
+        lots, counts = np.unique(block.lots_cents[block.lots_cents > 0], return_counts=True)
+        if len(lots):
+            session.execute(
+                insert(BlockPrize),
+                [
+                    {"block_id": block_id, "lot_cents": int(lot), "units": int(n)}
+                    for lot, n in zip(lots, counts, strict=True)
+                ],
+            )
+        open_next(session, price_cents=m.price_cents)
+        audit.append(
+            session,
+            kind="block_loaded",
+            actor=actor,
+            payload={
+                "block_id": block_id,
+                "emission": m.emission,
+                "price_cents": m.price_cents,
+                "block_number": m.block_number,
+                "block_size": m.block_size,
+                "units_sha256": m.units_sha256,
+                "merkle_root": m.merkle_root,
+                "test": m.test,
+            },
+            now=now,
+        )
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return int(block_id)
+
+
+def load_block_file(
+    *,
+    session: Session,
+    path: Path,
+    allow_test: bool,
+    actor: str,
+    now: datetime,
+    progress: Progress | None = None,
+) -> int:
+    """Read, verify and load the block file at ``path``."""
+    try:
+        block = read_block(path)
+    except BlockFileError as exc:
+        raise BlockRefusedError(str(exc)) from exc
+    return load_block(
+        session=session,
+        block=block,
+        allow_test=allow_test,
+        actor=actor,
+        now=now,
+        progress=progress,
+    )

@@ -1,0 +1,159 @@
+"""Plays as the player sees them: uncovered grid by grid (``jouer``) or all at once
+(``auto``), with the progress stored, and the history. Nothing of a unit shows before its grid
+is uncovered; an unsold unit never shows at all."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+from sqlalchemy import Row, select, update
+from sqlalchemy.orm import Session
+
+from pharaon.game.board import BONUS_CELLS, GRIDS
+from pharaon.game.evaluate import evaluate
+from pharaon.game.rules import rules
+from pharaon.game.unit import Unit
+from pharaon.service.errors import InvalidError, NotFoundError
+from pharaon.store.tables import PlayRow, UnitRow
+
+MAX_PAGE = 100
+_ALL = (1 << GRIDS) - 1
+
+
+@dataclass(frozen=True, slots=True)
+class PlayView:
+    """A play, showing only what has been uncovered (docs/api.md, ``Play``)."""
+
+    play_id: int
+    created_at: datetime
+    stake_cents: int
+    mode: str
+    serial: int
+    block_id: int
+    grids: tuple[str | None, ...]  # 4 × 16 codes, None until uncovered
+    finished: bool
+    bonus: str | None
+    combinations: tuple[dict[str, Any], ...] | None
+    prize_cents: int | None
+    ticket: str | None
+    balance_before_cents: int
+    balance_after_cents: int | None
+
+
+def _columns() -> tuple[Any, ...]:
+    return (
+        PlayRow.id.label("play_id"),
+        PlayRow.created_at,
+        PlayRow.stake_cents,
+        PlayRow.mode,
+        PlayRow.serial,
+        PlayRow.block_id,
+        PlayRow.revealed,
+        PlayRow.prize_cents,
+        PlayRow.balance_before_cents,
+        PlayRow.balance_after_cents,
+        UnitRow.cells,
+    )
+
+
+def _query() -> Any:
+    return select(*_columns()).join(
+        UnitRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial)
+    )
+
+
+def _view(row: Row[Any]) -> PlayView:
+    return build_view(**row._mapping)
+
+
+def build_view(
+    *,
+    play_id: int,
+    created_at: datetime,
+    stake_cents: int,
+    mode: str,
+    serial: int,
+    block_id: int,
+    revealed: int,
+    prize_cents: int,
+    balance_before_cents: int,
+    balance_after_cents: int,
+    cells: bytes,
+) -> PlayView:
+    """What the player may see of a play whose grids ``revealed`` (bit g-1: grid g) are
+    uncovered; ``cells``: the unit's 64 symbol indices as bytes."""
+    unit = Unit.from_array(np.frombuffer(cells, dtype=np.int8))
+    finished = revealed == _ALL
+    grids = tuple(unit.grid_codes(g) if revealed & (1 << g) else None for g in range(GRIDS))
+    bonus = combinations = prize = ticket = after = None
+    if finished:
+        codes = rules().symbol_codes
+        bonus = "".join(codes[unit.cells[i]] for i in BONUS_CELLS)
+        combinations = tuple(c.as_json() for c in evaluate(unit, stake_cents).combinations)
+        prize, ticket, after = prize_cents, unit.ticket, balance_after_cents
+    return PlayView(
+        play_id=play_id,
+        created_at=created_at,
+        stake_cents=stake_cents,
+        mode=mode,
+        serial=serial,
+        block_id=block_id,
+        grids=grids,
+        finished=finished,
+        bonus=bonus,
+        combinations=combinations,
+        prize_cents=prize,
+        ticket=ticket,
+        balance_before_cents=balance_before_cents,
+        balance_after_cents=after,
+    )
+
+
+def view_play(*, session: Session, player_id: int, play_id: int) -> PlayView:
+    """The player's play ``play_id``; :class:`NotFoundError` for anyone else's."""
+    row = session.execute(
+        _query().where(PlayRow.id == play_id, PlayRow.player_id == player_id)
+    ).first()
+    session.rollback()
+    if row is None:
+        raise NotFoundError(f"no play {play_id} of yours")
+    return _view(row)
+
+
+def reveal(*, session: Session, player_id: int, play_id: int, grid: int) -> PlayView:
+    """Uncover grid ``grid`` (1..4) of the play; uncovering it again changes nothing."""
+    if not 1 <= grid <= GRIDS:
+        raise InvalidError(f"grid must be 1..{GRIDS}, got {grid}")
+    try:
+        done = session.execute(
+            update(PlayRow)
+            .where(PlayRow.id == play_id, PlayRow.player_id == player_id)
+            .values(revealed=PlayRow.revealed.op("|")(1 << (grid - 1)))
+            .returning(PlayRow.id)
+        ).first()
+        if done is None:
+            raise NotFoundError(f"no play {play_id} of yours")
+        session.commit()
+    except BaseException:
+        session.rollback()
+        raise
+    return view_play(session=session, player_id=player_id, play_id=play_id)
+
+
+def history(
+    *, session: Session, player_id: int, limit: int, before: int | None
+) -> tuple[list[PlayView], int | None]:
+    """The player's plays newest first, ``limit`` (1..100) of them with ids below ``before``;
+    and the ``before`` of the next page (None on the last)."""
+    if not 1 <= limit <= MAX_PAGE:
+        raise InvalidError(f"limit must be 1..{MAX_PAGE}, got {limit}")
+    query = _query().where(PlayRow.player_id == player_id)
+    if before is not None:
+        query = query.where(PlayRow.id < before)
+    rows = session.execute(query.order_by(PlayRow.id.desc()).limit(limit + 1)).all()
+    session.rollback()
+    views = [_view(r) for r in rows[:limit]]
+    return views, (views[-1].play_id if len(rows) > limit else None)

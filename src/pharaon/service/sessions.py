@@ -1,0 +1,91 @@
+"""Log-in sessions in the database: a bearer token (kept only as its SHA-256), a CSRF token,
+and expiry after a stretch without requests."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import delete, insert, select, update
+from sqlalchemy.orm import Session
+
+from pharaon.service.errors import UnauthorizedError
+from pharaon.store.tables import Player, SessionRow
+
+# A session's last request is written at most this often, so most requests stay read-only.
+_TOUCH_EVERY = timedelta(seconds=30)
+
+
+def token_digest(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class NewSession:
+    token: str
+    csrf_token: str
+    created_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Current:
+    """The player behind a valid session."""
+
+    player_id: int
+    email: str
+    csrf_token: str
+    self_excluded_until: datetime | None
+    token_sha256: str
+
+
+def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
+    """Insert a session in the caller's transaction."""
+    token = secrets.token_urlsafe(32)
+    csrf = secrets.token_urlsafe(32)
+    session.execute(
+        insert(SessionRow).values(
+            token_sha256=token_digest(token),
+            player_id=player_id,
+            csrf_token=csrf,
+            created_at=now,
+            last_seen_at=now,
+        )
+    )
+    return NewSession(token, csrf, now)
+
+
+def resolve(*, session: Session, token: str, now: datetime, idle: timedelta) -> Current:
+    """The player of ``token``; :class:`UnauthorizedError` if unknown or idle over ``idle``."""
+    digest = token_digest(token)
+    row = session.execute(
+        select(
+            SessionRow.player_id,
+            SessionRow.csrf_token,
+            SessionRow.last_seen_at,
+            Player.email,
+            Player.self_excluded_until,
+        )
+        .join(Player, Player.id == SessionRow.player_id)
+        .where(SessionRow.token_sha256 == digest)
+    ).first()
+    if row is None:
+        session.rollback()
+        raise UnauthorizedError("not logged in, or the session has ended")
+    if now - row.last_seen_at > idle:
+        session.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
+        session.commit()
+        raise UnauthorizedError("the session expired after inactivity; log in again")
+    if now - row.last_seen_at >= _TOUCH_EVERY:
+        session.execute(
+            update(SessionRow).where(SessionRow.token_sha256 == digest).values(last_seen_at=now)
+        )
+    session.commit()
+    return Current(int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest)
+
+
+def end(*, session: Session, token_sha256: str) -> None:
+    """Log out: the session is deleted."""
+    session.execute(delete(SessionRow).where(SessionRow.token_sha256 == token_sha256))
+    session.commit()

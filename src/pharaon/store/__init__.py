@@ -1,0 +1,1 @@
+"""Persistence: SQLAlchemy tables, engine set-up (SQLite, PostgreSQL), Alembic migrations."""

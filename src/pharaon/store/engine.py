@@ -1,0 +1,93 @@
+"""Engines for SQLite (WAL, synchronous=FULL, busy timeout, BEGIN IMMEDIATE) and PostgreSQL."""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+SQLITE_BUSY_MS = 30_000
+
+
+class DatabaseUrlError(ValueError):
+    """A database URL this program cannot use."""
+
+
+def normalise_url(url: str) -> str:
+    """The SQLAlchemy URL for ``url``; plain ``postgresql://`` means psycopg 3."""
+    try:
+        parsed = make_url(url)
+    except Exception as exc:
+        raise DatabaseUrlError(f"not a database URL: {url!r}") from exc
+    backend = parsed.get_backend_name()
+    if backend == "postgresql":
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    elif backend != "sqlite":
+        raise DatabaseUrlError(f"database must be sqlite or postgresql, got {backend!r}")
+    return parsed.render_as_string(hide_password=False)
+
+
+def make_engine(url: str, *, pool_size: int = 10) -> Engine:
+    """An engine for ``url``; for a SQLite file, its folder is created if missing."""
+    url = normalise_url(url)
+    parsed = make_url(url)
+    if parsed.get_backend_name() == "sqlite":
+        database = parsed.database or ""
+        if database in ("", ":memory:") or database.startswith("file:"):
+            raise DatabaseUrlError("SQLite needs a file: sqlite:///path/to/pharaon.db")
+        Path(database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(
+            url,
+            connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_MS / 1000},
+            pool_size=pool_size,
+            max_overflow=pool_size,
+        )
+        _sqlite_setup(engine)
+        return engine
+    # No pre-ping: it would cost a round trip per checkout; stale connections are recycled.
+    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
+
+
+def _sqlite_setup(engine: Engine) -> None:
+    # SQLite has one writer at a time; threads of this process queue on a lock instead of
+    # polling the file lock (its busy handler sleeps up to 100 ms between tries). Other
+    # processes still wait on the file lock, with the busy timeout.
+    writer = threading.Lock()
+
+    @event.listens_for(engine, "connect")
+    def _connect(dbapi_connection: Any, _record: Any) -> None:
+        # The driver must not open transactions itself: we say BEGIN IMMEDIATE below.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute("PRAGMA journal_mode=WAL")
+        cursor.execute("PRAGMA synchronous=FULL")
+        cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
+        cursor.execute("PRAGMA foreign_keys=ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _begin(connection: Any) -> None:
+        # Take the write lock at the start: a purchase never fails half-way on a busy upgrade.
+        # The in-process lock only spares the polling; if it is not had in time, SQLite's own
+        # lock still keeps writers apart.
+        if writer.acquire(timeout=SQLITE_BUSY_MS / 1000):
+            connection.info["pharaon_writer"] = True
+        try:
+            connection.exec_driver_sql("BEGIN IMMEDIATE")
+        except BaseException:
+            _end(connection)
+            raise
+
+    @event.listens_for(engine, "commit")
+    @event.listens_for(engine, "rollback")
+    def _end(connection: Any) -> None:
+        if connection.info.pop("pharaon_writer", False):
+            writer.release()
+
+
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)

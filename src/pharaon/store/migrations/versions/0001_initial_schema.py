@@ -1,0 +1,337 @@
+"""Initial schema: players, sessions, ledger, blocks and units, plays, audit log.
+
+Revision ID: 0001
+Revises:
+Create Date: 2026-12-02
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+from pharaon.store.types import UTCDateTime
+
+revision = "0001"
+down_revision = None
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.create_table(
+        "audit_head",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("seq", sa.Integer(), nullable=False),
+        sa.Column("sha256", sa.String(length=64), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_head")),
+    )
+    op.create_table(
+        "audit_log",
+        sa.Column("seq", sa.Integer(), autoincrement=False, nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("kind", sa.String(length=32), nullable=False),
+        sa.Column("actor", sa.String(length=80), nullable=False),
+        sa.Column("payload", sa.Text(), nullable=False),
+        sa.Column("prev_sha256", sa.String(length=64), nullable=False),
+        sa.Column("sha256", sa.String(length=64), nullable=False),
+        sa.PrimaryKeyConstraint("seq", name=op.f("pk_audit_log")),
+    )
+    op.create_table(
+        "blocks",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("game", sa.String(length=40), nullable=False),
+        sa.Column("emission", sa.String(length=40), nullable=False),
+        sa.Column("price_cents", sa.Integer(), nullable=False),
+        sa.Column("block_number", sa.Integer(), nullable=False),
+        sa.Column("block_size", sa.Integer(), nullable=False),
+        sa.Column("is_test", sa.Boolean(), nullable=False),
+        sa.Column("units_sha256", sa.String(length=64), nullable=False),
+        sa.Column("merkle_root", sa.String(length=128), nullable=False),
+        sa.Column("manifest_json", sa.Text(), nullable=False),
+        sa.Column("state", sa.String(length=12), nullable=False),
+        sa.Column("next_serial", sa.Integer(), nullable=False),
+        sa.Column("loaded_at", UTCDateTime(), nullable=False),
+        sa.Column("deactivated_at", UTCDateTime(), nullable=True),
+        sa.Column("deactivation_reason", sa.Text(), nullable=True),
+        sa.CheckConstraint(
+            "state IN ('loaded', 'open', 'sold_out', 'deactivated')",
+            name=op.f("ck_blocks_known_state"),
+        ),
+        sa.CheckConstraint(
+            "next_serial BETWEEN 1 AND block_size + 1", name=op.f("ck_blocks_serial_in_block")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_blocks")),
+        sa.UniqueConstraint("game", "emission", "price_cents", "block_number", name="uq_blocks_id"),
+        sa.UniqueConstraint("units_sha256", name=op.f("uq_blocks_units_sha256")),
+    )
+    with op.batch_alter_table("blocks", schema=None) as batch_op:
+        batch_op.create_index(
+            "uq_blocks_open_price",
+            ["price_cents"],
+            unique=True,
+            sqlite_where=sa.text("state = 'open'"),
+            postgresql_where=sa.text("state = 'open'"),
+        )
+
+    op.create_table(
+        "ledger_transactions",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.String(length=16), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_ledger_transactions")),
+    )
+    op.create_table(
+        "login_failures",
+        sa.Column("email", sa.String(length=254), nullable=False),
+        sa.Column("failures", sa.Integer(), nullable=False),
+        sa.Column("locked_until", UTCDateTime(), nullable=True),
+        sa.PrimaryKeyConstraint("email", name=op.f("pk_login_failures")),
+    )
+    op.create_table(
+        "players",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("email", sa.String(length=254), nullable=False),
+        sa.Column("password_hash", sa.String(length=200), nullable=False),
+        sa.Column("birth_date", sa.Date(), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("self_excluded_until", UTCDateTime(), nullable=True),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_players")),
+        sa.UniqueConstraint("email", name=op.f("uq_players_email")),
+    )
+    op.create_table(
+        "accounts",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("kind", sa.String(length=16), nullable=False),
+        sa.Column("player_id", sa.Integer(), nullable=True),
+        sa.Column("balance_cents", sa.BigInteger(), nullable=False),
+        sa.CheckConstraint(
+            "kind <> 'player' OR balance_cents >= 0", name=op.f("ck_accounts_funded")
+        ),
+        sa.ForeignKeyConstraint(
+            ["player_id"], ["players.id"], name=op.f("fk_accounts_player_id_players")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_accounts")),
+        sa.UniqueConstraint("player_id", name=op.f("uq_accounts_player_id")),
+    )
+    op.create_table(
+        "block_prizes",
+        sa.Column("block_id", sa.Integer(), nullable=False),
+        sa.Column("lot_cents", sa.BigInteger(), nullable=False),
+        sa.Column("units", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["block_id"], ["blocks.id"], name=op.f("fk_block_prizes_block_id_blocks")
+        ),
+        sa.PrimaryKeyConstraint("block_id", "lot_cents", name=op.f("pk_block_prizes")),
+    )
+    op.create_table(
+        "deposit_limits",
+        sa.Column("player_id", sa.Integer(), nullable=False),
+        sa.Column("period", sa.String(length=8), nullable=False),
+        sa.Column("amount_cents", sa.BigInteger(), nullable=True),
+        sa.Column("pending_cents", sa.BigInteger(), nullable=True),
+        sa.Column("pending_effective_at", UTCDateTime(), nullable=True),
+        sa.ForeignKeyConstraint(
+            ["player_id"], ["players.id"], name=op.f("fk_deposit_limits_player_id_players")
+        ),
+        sa.PrimaryKeyConstraint("player_id", "period", name=op.f("pk_deposit_limits")),
+    )
+    op.create_table(
+        "deposits",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("player_id", sa.Integer(), nullable=False),
+        sa.Column("amount_cents", sa.BigInteger(), nullable=False),
+        sa.Column("balance_after_cents", sa.BigInteger(), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("transaction_id", sa.Integer(), nullable=False),
+        sa.CheckConstraint("amount_cents > 0", name=op.f("ck_deposits_positive")),
+        sa.ForeignKeyConstraint(
+            ["player_id"], ["players.id"], name=op.f("fk_deposits_player_id_players")
+        ),
+        sa.ForeignKeyConstraint(
+            ["transaction_id"],
+            ["ledger_transactions.id"],
+            name=op.f("fk_deposits_transaction_id_ledger_transactions"),
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_deposits")),
+    )
+    with op.batch_alter_table("deposits", schema=None) as batch_op:
+        batch_op.create_index("ix_deposits_player_time", ["player_id", "created_at"], unique=False)
+
+    op.create_table(
+        "idempotency_keys",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("player_id", sa.Integer(), nullable=False),
+        sa.Column("key", sa.String(length=200), nullable=False),
+        sa.Column("request_sha256", sa.String(length=64), nullable=False),
+        sa.Column("result_id", sa.Integer(), nullable=True),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["player_id"], ["players.id"], name=op.f("fk_idempotency_keys_player_id_players")
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_idempotency_keys")),
+        sa.UniqueConstraint("player_id", "key", name="uq_idempotency_player_key"),
+    )
+    op.create_table(
+        "plays",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("player_id", sa.Integer(), nullable=False),
+        sa.Column("block_id", sa.Integer(), nullable=False),
+        sa.Column("serial", sa.Integer(), nullable=False),
+        sa.Column("stake_cents", sa.Integer(), nullable=False),
+        sa.Column("mode", sa.String(length=8), nullable=False),
+        sa.Column("prize_cents", sa.BigInteger(), nullable=False),
+        sa.Column("revealed", sa.SmallInteger(), nullable=False),
+        sa.Column("balance_before_cents", sa.BigInteger(), nullable=False),
+        sa.Column("balance_after_cents", sa.BigInteger(), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("transaction_id", sa.Integer(), nullable=False),
+        sa.ForeignKeyConstraint(["block_id"], ["blocks.id"], name=op.f("fk_plays_block_id_blocks")),
+        sa.ForeignKeyConstraint(
+            ["player_id"], ["players.id"], name=op.f("fk_plays_player_id_players")
+        ),
+        sa.ForeignKeyConstraint(
+            ["transaction_id"],
+            ["ledger_transactions.id"],
+            name=op.f("fk_plays_transaction_id_ledger_transactions"),
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_plays")),
+        sa.UniqueConstraint("block_id", "serial", name="uq_plays_unit"),
+    )
+    with op.batch_alter_table("plays", schema=None) as batch_op:
+        batch_op.create_index("ix_plays_block_prize", ["block_id", "prize_cents"], unique=False)
+        batch_op.create_index("ix_plays_player_id", ["player_id", "id"], unique=False)
+
+    op.create_table(
+        "sessions",
+        sa.Column("token_sha256", sa.String(length=64), nullable=False),
+        sa.Column("player_id", sa.Integer(), nullable=False),
+        sa.Column("csrf_token", sa.String(length=64), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("last_seen_at", UTCDateTime(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["player_id"], ["players.id"], name=op.f("fk_sessions_player_id_players")
+        ),
+        sa.PrimaryKeyConstraint("token_sha256", name=op.f("pk_sessions")),
+    )
+    with op.batch_alter_table("sessions", schema=None) as batch_op:
+        batch_op.create_index(batch_op.f("ix_sessions_player_id"), ["player_id"], unique=False)
+
+    op.create_table(
+        "units",
+        sa.Column("block_id", sa.Integer(), nullable=False),
+        sa.Column("serial", sa.Integer(), nullable=False),
+        sa.Column("cells", sa.LargeBinary(length=64), nullable=False),
+        sa.Column("lot_cents", sa.BigInteger(), nullable=False),
+        sa.ForeignKeyConstraint(["block_id"], ["blocks.id"], name=op.f("fk_units_block_id_blocks")),
+        sa.PrimaryKeyConstraint("block_id", "serial", name=op.f("pk_units")),
+    )
+    op.create_table(
+        "ledger_entries",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("transaction_id", sa.Integer(), nullable=False),
+        sa.Column("account_id", sa.Integer(), nullable=False),
+        sa.Column("amount_cents", sa.BigInteger(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["account_id"], ["accounts.id"], name=op.f("fk_ledger_entries_account_id_accounts")
+        ),
+        sa.ForeignKeyConstraint(
+            ["transaction_id"],
+            ["ledger_transactions.id"],
+            name=op.f("fk_ledger_entries_transaction_id_ledger_transactions"),
+        ),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_ledger_entries")),
+    )
+    with op.batch_alter_table("ledger_entries", schema=None) as batch_op:
+        batch_op.create_index(
+            batch_op.f("ix_ledger_entries_account_id"), ["account_id"], unique=False
+        )
+        batch_op.create_index(
+            batch_op.f("ix_ledger_entries_transaction_id"), ["transaction_id"], unique=False
+        )
+
+    accounts = sa.table(
+        "accounts",
+        sa.column("id", sa.Integer()),
+        sa.column("kind", sa.String()),
+        sa.column("player_id", sa.Integer()),
+        sa.column("balance_cents", sa.BigInteger()),
+    )
+    op.bulk_insert(
+        accounts,
+        [
+            {"id": 1, "kind": "cash", "player_id": None, "balance_cents": 0},
+            {"id": 2, "kind": "sales", "player_id": None, "balance_cents": 0},
+            {"id": 3, "kind": "prizes", "player_id": None, "balance_cents": 0},
+        ],
+    )
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute("SELECT setval(pg_get_serial_sequence('accounts', 'id'), 3)")
+    head = sa.table(
+        "audit_head",
+        sa.column("id", sa.Integer()),
+        sa.column("seq", sa.Integer()),
+        sa.column("sha256", sa.String()),
+    )
+    op.bulk_insert(head, [{"id": 1, "seq": 0, "sha256": "0" * 64}])
+    _append_only("audit_log")
+
+
+def _append_only(table: str) -> None:
+    """Refuse UPDATE and DELETE on ``table`` in the database itself."""
+    if op.get_bind().dialect.name == "sqlite":
+        for action in ("UPDATE", "DELETE"):
+            op.execute(
+                f"CREATE TRIGGER {table}_no_{action.lower()} BEFORE {action} ON {table} "
+                f"BEGIN SELECT RAISE(ABORT, '{table} is append-only'); END"
+            )
+    else:
+        op.execute(
+            f"CREATE FUNCTION {table}_append_only() RETURNS trigger LANGUAGE plpgsql AS $$ "
+            f"BEGIN RAISE EXCEPTION '{table} is append-only'; END $$"
+        )
+        op.execute(
+            f"CREATE TRIGGER {table}_append_only BEFORE UPDATE OR DELETE ON {table} "
+            f"FOR EACH ROW EXECUTE FUNCTION {table}_append_only()"
+        )
+
+
+def downgrade() -> None:
+    with op.batch_alter_table("ledger_entries", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_ledger_entries_transaction_id"))
+        batch_op.drop_index(batch_op.f("ix_ledger_entries_account_id"))
+
+    op.drop_table("ledger_entries")
+    op.drop_table("units")
+    with op.batch_alter_table("sessions", schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f("ix_sessions_player_id"))
+
+    op.drop_table("sessions")
+    with op.batch_alter_table("plays", schema=None) as batch_op:
+        batch_op.drop_index("ix_plays_player_id")
+        batch_op.drop_index("ix_plays_block_prize")
+
+    op.drop_table("plays")
+    op.drop_table("idempotency_keys")
+    with op.batch_alter_table("deposits", schema=None) as batch_op:
+        batch_op.drop_index("ix_deposits_player_time")
+
+    op.drop_table("deposits")
+    op.drop_table("deposit_limits")
+    op.drop_table("block_prizes")
+    op.drop_table("accounts")
+    op.drop_table("players")
+    op.drop_table("login_failures")
+    op.drop_table("ledger_transactions")
+    with op.batch_alter_table("blocks", schema=None) as batch_op:
+        batch_op.drop_index(
+            "uq_blocks_open_price",
+            sqlite_where=sa.text("state = 'open'"),
+            postgresql_where=sa.text("state = 'open'"),
+        )
+
+    op.drop_table("blocks")
+    op.drop_table("audit_log")
+    if op.get_bind().dialect.name != "sqlite":
+        op.execute("DROP FUNCTION IF EXISTS audit_log_append_only()")
+    op.drop_table("audit_head")

@@ -1,0 +1,29 @@
+"""The one place configuration is read: environment variables prefixed ``PHARAON_``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+_PROJECT = Path(__file__).resolve().parents[3]
+
+
+def _default_database_url() -> str:
+    # Under the project when run from a checkout, else under the current directory.
+    base = _PROJECT if (_PROJECT / "pyproject.toml").exists() else Path.cwd()
+    return f"sqlite:///{base / 'var' / 'pharaon.db'}"
+
+
+class Settings(BaseSettings):
+    """Server and operator settings; every field can be set as ``PHARAON_<NAME>``."""
+
+    model_config = SettingsConfigDict(env_prefix="PHARAON_", extra="ignore")
+
+    database_url: str = _default_database_url()
+    allow_test_blocks: bool = False
+    session_idle_minutes: int = 30
+    lockout_failures: int = 5
+    lockout_minutes: int = 15
+    cookie_secure: bool = False
+    pool_size: int = 10

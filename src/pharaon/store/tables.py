@@ -1,0 +1,255 @@
+"""The database tables (SQLAlchemy 2 declarative). Money is integer cents, times aware UTC.
+
+Ledger: every movement is one ``LedgerTransaction`` whose ``LedgerEntry`` rows sum to zero; an
+``Account`` keeps its balance, which must equal the sum of its entries. The three operator
+accounts have fixed ids (``CASH``: where deposits come from, ``SALES``: stakes, ``PRIZES``: lots).
+"""
+
+from __future__ import annotations
+
+from datetime import date, datetime
+
+from sqlalchemy import (
+    BigInteger,
+    CheckConstraint,
+    Date,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    SmallInteger,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+from pharaon.store.types import UTCDateTime
+
+CASH_ACCOUNT = 1
+SALES_ACCOUNT = 2
+PRIZES_ACCOUNT = 3
+OPERATOR_ACCOUNTS = {CASH_ACCOUNT: "cash", SALES_ACCOUNT: "sales", PRIZES_ACCOUNT: "prizes"}
+
+BLOCK_STATES = ("loaded", "open", "sold_out", "deactivated")
+GENESIS_HASH = "0" * 64
+
+_NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=_NAMING)
+
+
+class Player(Base):
+    __tablename__ = "players"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(200))
+    birth_date: Mapped[date] = mapped_column(Date)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    self_excluded_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class LoginFailure(Base):
+    """Failed logins per email (known or not), and the lock-out they lead to."""
+
+    __tablename__ = "login_failures"
+
+    email: Mapped[str] = mapped_column(String(254), primary_key=True)
+    failures: Mapped[int] = mapped_column(Integer)
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class SessionRow(Base):
+    """A login session; the token itself is never stored, only its SHA-256."""
+
+    __tablename__ = "sessions"
+
+    token_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class Account(Base):
+    __tablename__ = "accounts"
+    __table_args__ = (CheckConstraint("kind <> 'player' OR balance_cents >= 0", name="funded"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # player, cash, sales, prizes
+    player_id: Mapped[int | None] = mapped_column(
+        ForeignKey("players.id"), unique=True, nullable=True
+    )
+    balance_cents: Mapped[int] = mapped_column(BigInteger)
+
+
+class LedgerTransaction(Base):
+    __tablename__ = "ledger_transactions"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    kind: Mapped[str] = mapped_column(String(16))  # deposit, purchase
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class LedgerEntry(Base):
+    __tablename__ = "ledger_entries"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"), index=True)
+    account_id: Mapped[int] = mapped_column(ForeignKey("accounts.id"), index=True)
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+
+
+class Deposit(Base):
+    __tablename__ = "deposits"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    balance_after_cents: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+
+    __table_args__ = (
+        CheckConstraint("amount_cents > 0", name="positive"),
+        Index("ix_deposits_player_time", "player_id", "created_at"),
+    )
+
+
+class DepositLimit(Base):
+    """A player's limit for one period; a raise waits in ``pending_*`` for 24 h."""
+
+    __tablename__ = "deposit_limits"
+
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    period: Mapped[str] = mapped_column(String(8), primary_key=True)  # daily, weekly, monthly
+    amount_cents: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # None: no limit
+    pending_cents: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+    pending_effective_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class Block(Base):
+    __tablename__ = "blocks"
+    __table_args__ = (
+        UniqueConstraint("game", "emission", "price_cents", "block_number", name="uq_blocks_id"),
+        CheckConstraint(
+            "state IN ('loaded', 'open', 'sold_out', 'deactivated')", name="known_state"
+        ),
+        CheckConstraint("next_serial BETWEEN 1 AND block_size + 1", name="serial_in_block"),
+        # At most one block on sale per price.
+        Index(
+            "uq_blocks_open_price",
+            "price_cents",
+            unique=True,
+            sqlite_where=text("state = 'open'"),
+            postgresql_where=text("state = 'open'"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    game: Mapped[str] = mapped_column(String(40))
+    emission: Mapped[str] = mapped_column(String(40))
+    price_cents: Mapped[int] = mapped_column(Integer)
+    block_number: Mapped[int] = mapped_column(Integer)
+    block_size: Mapped[int] = mapped_column(Integer)
+    is_test: Mapped[bool]
+    units_sha256: Mapped[str] = mapped_column(String(64), unique=True)
+    merkle_root: Mapped[str] = mapped_column(String(128))
+    manifest_json: Mapped[str] = mapped_column(Text)
+    state: Mapped[str] = mapped_column(String(12))
+    next_serial: Mapped[int] = mapped_column(Integer)  # units 1 .. next_serial - 1 are sold
+    loaded_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    deactivated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    deactivation_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class BlockPrize(Base):
+    """How many units of a block hold each winning lot, counted when it was loaded."""
+
+    __tablename__ = "block_prizes"
+
+    block_id: Mapped[int] = mapped_column(ForeignKey("blocks.id"), primary_key=True)
+    lot_cents: Mapped[int] = mapped_column(BigInteger, primary_key=True)
+    units: Mapped[int] = mapped_column(Integer)
+
+
+class UnitRow(Base):
+    """One game unit of a block: its 64 symbol indices (bytes 0..5) and its lot."""
+
+    __tablename__ = "units"
+
+    block_id: Mapped[int] = mapped_column(ForeignKey("blocks.id"), primary_key=True)
+    serial: Mapped[int] = mapped_column(Integer, primary_key=True)
+    cells: Mapped[bytes] = mapped_column(LargeBinary(64))
+    lot_cents: Mapped[int] = mapped_column(BigInteger)
+
+
+class PlayRow(Base):
+    __tablename__ = "plays"
+    __table_args__ = (
+        UniqueConstraint("block_id", "serial", name="uq_plays_unit"),
+        Index("ix_plays_player_id", "player_id", "id"),
+        Index("ix_plays_block_prize", "block_id", "prize_cents"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    block_id: Mapped[int] = mapped_column(ForeignKey("blocks.id"))
+    serial: Mapped[int] = mapped_column(Integer)
+    stake_cents: Mapped[int] = mapped_column(Integer)
+    mode: Mapped[str] = mapped_column(String(8))  # jouer, auto
+    prize_cents: Mapped[int] = mapped_column(BigInteger)
+    revealed: Mapped[int] = mapped_column(SmallInteger)  # bit g-1 set: grid g uncovered
+    balance_before_cents: Mapped[int] = mapped_column(BigInteger)
+    balance_after_cents: Mapped[int] = mapped_column(BigInteger)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+
+
+class IdempotencyKey(Base):
+    """A request a player may retry: the same key and body return the same result."""
+
+    __tablename__ = "idempotency_keys"
+    __table_args__ = (UniqueConstraint("player_id", "key", name="uq_idempotency_player_key"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    key: Mapped[str] = mapped_column(String(200))
+    request_sha256: Mapped[str] = mapped_column(String(64))
+    result_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+class AuditRecord(Base):
+    """Append-only; ``sha256`` covers the previous record's hash and this record's content."""
+
+    __tablename__ = "audit_log"
+
+    seq: Mapped[int] = mapped_column(Integer, primary_key=True, autoincrement=False)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    kind: Mapped[str] = mapped_column(String(32))
+    actor: Mapped[str] = mapped_column(String(80))
+    payload: Mapped[str] = mapped_column(Text)  # canonical JSON
+    prev_sha256: Mapped[str] = mapped_column(String(64))
+    sha256: Mapped[str] = mapped_column(String(64))
+
+
+class AuditHead(Base):
+    """One row: the chain's last record, locked by each writer to append in order."""
+
+    __tablename__ = "audit_head"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seq: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str] = mapped_column(String(64))

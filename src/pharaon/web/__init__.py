@@ -1,0 +1,1 @@
+"""HTTP: the FastAPI application, its routers and schemas, and the static page."""

@@ -1,0 +1,69 @@
+"""The FastAPI application factory: ``/api/v1`` routers, the page at ``/``, its files under
+``/static/``. Nothing a second worker would need lives in this process: sessions,
+idempotency keys and lock-outs are in the database."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from importlib import resources
+from pathlib import Path
+
+from fastapi import FastAPI
+from fastapi.responses import FileResponse
+from fastapi.staticfiles import StaticFiles
+from sqlalchemy import Engine
+
+from pharaon import __version__
+from pharaon.service.errors import NotFoundError
+from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.settings import Settings
+from pharaon.web import errors
+from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
+
+API_PREFIX = "/api/v1"
+STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
+
+
+def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
+    """The application over ``engine`` (made from ``settings.database_url`` if not given)."""
+    settings = settings or Settings()
+    own_engine = engine is None
+    engine = engine or make_engine(settings.database_url, pool_size=settings.pool_size)
+
+    @asynccontextmanager
+    async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
+        yield
+        if own_engine:
+            engine.dispose()
+
+    app = FastAPI(
+        title="Pharaon",
+        version=__version__,
+        description="The online instant lottery game « Pharaon ». Money in integer cents.",
+        lifespan=lifespan,
+        docs_url="/api/docs",
+        openapi_url="/api/v1/openapi.json",
+        redoc_url=None,
+    )
+    app.state.settings = settings
+    app.state.engine = engine
+    app.state.sessionmaker = make_sessionmaker(engine)
+    errors.install(app)
+    for module in (players, sessions, me, deposits, plays, prizes, meta):
+        app.include_router(module.router, prefix=API_PREFIX)
+
+    @app.get("/", include_in_schema=False)
+    def index() -> FileResponse:
+        page = STATIC / "index.html"
+        if not page.is_file():
+            raise NotFoundError("the page is not installed")
+        return FileResponse(page, headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
+    return app
+
+
+def create_app_from_env() -> FastAPI:
+    """For ``uvicorn --factory``: settings from the environment (``PHARAON_*``)."""
+    return create_app(Settings())

@@ -1,0 +1,65 @@
+"""Dependencies of the routes, as ``Annotated`` aliases."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import Depends, Header, Request
+from sqlalchemy.orm import Session, sessionmaker
+
+from pharaon.service import sessions
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import ForbiddenError, UnauthorizedError
+from pharaon.store.settings import Settings
+
+SESSION_COOKIE = "pharaon_session"
+CSRF_COOKIE = "pharaon_csrf"
+CSRF_HEADER = "X-CSRF-Token"
+_UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+def _settings(request: Request) -> Settings:
+    settings: Settings = request.app.state.settings
+    return settings
+
+
+def _session(request: Request) -> Iterator[Session]:
+    factory: sessionmaker[Session] = request.app.state.sessionmaker
+    with factory() as session:
+        yield session
+
+
+SettingsDep = Annotated[Settings, Depends(_settings)]
+SessionDep = Annotated[Session, Depends(_session)]
+
+
+def _current(request: Request, session: SessionDep, settings: SettingsDep) -> sessions.Current:
+    header = request.headers.get("authorization")
+    if header is not None:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise UnauthorizedError("the Authorization header must be 'Bearer <token>'")
+        by_cookie = False
+    else:
+        token = request.cookies.get(SESSION_COOKIE, "")
+        if not token:
+            raise UnauthorizedError("not logged in")
+        by_cookie = True
+    current = sessions.resolve(
+        session=session,
+        token=token.strip(),
+        now=utcnow(),
+        idle=timedelta(minutes=settings.session_idle_minutes),
+    )
+    if by_cookie and request.method in _UNSAFE:
+        sent = request.headers.get(CSRF_HEADER, "")
+        if not sent or not secrets.compare_digest(sent, current.csrf_token):
+            raise ForbiddenError(f"the {CSRF_HEADER} header must equal the csrf_token", code="csrf")
+    return current
+
+
+CurrentPlayer = Annotated[sessions.Current, Depends(_current)]
+IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key")]

@@ -1,0 +1,86 @@
+"""The one error shape: ``{"error": code, "detail": text}`` with the right status."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from pharaon.service.errors import ServiceError
+
+STATUS = {
+    "bad_request": 400,
+    "unauthorized": 401,
+    "insufficient_funds": 402,
+    "forbidden": 403,
+    "csrf": 403,
+    "underage": 403,
+    "self_excluded": 403,
+    "deposit_limit": 403,
+    "not_found": 404,
+    "conflict": 409,
+    "email_taken": 409,
+    "idempotency_conflict": 409,
+    "block_refused": 409,
+    "validation_error": 422,
+    "locked_out": 429,
+    "sold_out": 503,
+}
+_HTTP_CODES = {
+    400: "bad_request",
+    401: "unauthorized",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    409: "conflict",
+    413: "too_large",
+    422: "validation_error",
+}
+
+
+def error_response(code: str, detail: str, status: int | None = None) -> JSONResponse:
+    headers = {"Retry-After": "60"} if code in ("locked_out", "sold_out") else None
+    return JSONResponse(
+        {"error": code, "detail": detail},
+        status_code=status or STATUS.get(code, 400),
+        headers=headers,
+    )
+
+
+def _where(error: dict[str, Any]) -> str:
+    parts = [str(p) for p in error.get("loc", ()) if p not in ("body", "query", "path", "header")]
+    return ".".join(parts) or "request"
+
+
+async def _service_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, ServiceError)
+    return error_response(exc.code, exc.detail)
+
+
+async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    problems = [f"{_where(e)}: {e.get('msg', 'invalid')}" for e in exc.errors()[:5]]
+    return error_response("validation_error", "; ".join(problems) or "invalid request")
+
+
+async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    code = _HTTP_CODES.get(exc.status_code, "error")
+    response = error_response(code, str(exc.detail), exc.status_code)
+    if exc.headers:
+        response.headers.update(exc.headers)
+    return response
+
+
+async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+    return error_response("internal_error", "the server failed; nothing was changed", 500)
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(ServiceError, _service_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    app.add_exception_handler(StarletteHTTPException, _http_error)
+    app.add_exception_handler(Exception, _unexpected)

@@ -1,0 +1,29 @@
+"""``POST /deposits``: play money into the wallet (where a payment provider would plug in)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter, status
+
+from pharaon.service import wallet
+from pharaon.service.clock import utcnow
+from pharaon.web.deps import CurrentPlayer, IdempotencyKey, SessionDep
+from pharaon.web.schemas import DepositIn, DepositOut
+
+router = APIRouter(tags=["wallet"])
+
+
+@router.post("/deposits", status_code=status.HTTP_201_CREATED)
+def deposit(
+    body: DepositIn, current: CurrentPlayer, session: SessionDep, key: IdempotencyKey = None
+) -> DepositOut:
+    """Deposit ``amount_cents``; a retry with the same Idempotency-Key credits once."""
+    done = wallet.deposit(
+        session=session,
+        player_id=current.player_id,
+        amount_cents=body.amount_cents,
+        idempotency_key=key,
+        now=utcnow(),
+    )
+    return DepositOut(
+        deposit_id=done.deposit_id, amount_cents=done.amount_cents, balance_cents=done.balance_cents
+    )

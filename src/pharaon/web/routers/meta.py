@@ -1,0 +1,38 @@
+"""``GET /rules`` (the one source of the page's rules and prize table) and ``GET /health``."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from pharaon.game.rules import rules
+from pharaon.web.schemas import HealthOut, PrizeOut, RulesOut, SymbolOut
+
+router = APIRouter(tags=["meta"])
+
+
+@router.get("/rules")
+def get_rules() -> RulesOut:
+    """The symbols, their gains, the prices and the prize table (at 1 €)."""
+    game = rules()
+    return RulesOut(
+        symbols=[
+            SymbolOut(
+                code=s.code,
+                name=s.name,
+                name_en=s.name_en,
+                line_cents=s.line_cents,
+                bonus_cents=s.bonus_cents,
+            )
+            for s in game.symbols
+        ],
+        prices_cents=list(game.prices_cents),
+        prizes=[
+            PrizeOut(lots=t.lots, amount_cents=t.amount_cents, cumulation_only=t.cumulation_only)
+            for t in game.prizes
+        ],
+    )
+
+
+@router.get("/health")
+def health() -> HealthOut:
+    return HealthOut(status="ok")

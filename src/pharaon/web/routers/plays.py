@@ -1,0 +1,64 @@
+"""``/plays``: buy a unit, uncover it, and the history."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Path, Query, status
+
+from pharaon.service import plays, sales
+from pharaon.service.clock import utcnow
+from pharaon.web.deps import CurrentPlayer, IdempotencyKey, SessionDep
+from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, RevealIn
+
+router = APIRouter(tags=["plays"])
+
+PlayId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+
+
+@router.post("/plays", status_code=status.HTTP_201_CREATED)
+def buy(
+    body: PlayIn, current: CurrentPlayer, session: SessionDep, key: IdempotencyKey = None
+) -> PlayOut:
+    """Buy the next unit at ``stake_cents``; a retry with the same Idempotency-Key charges
+    once and returns the same play."""
+    play = sales.buy(
+        session=session,
+        player_id=current.player_id,
+        stake_cents=body.stake_cents,
+        mode=body.mode,
+        idempotency_key=key,
+        now=utcnow(),
+    )
+    return PlayOut.of(play)
+
+
+@router.post("/plays/{play_id}/reveal")
+def reveal(play_id: PlayId, body: RevealIn, current: CurrentPlayer, session: SessionDep) -> PlayOut:
+    """Uncover grid ``grid`` (1..4); the fourth shows the bonus grid and the lot."""
+    play = plays.reveal(
+        session=session, player_id=current.player_id, play_id=play_id, grid=body.grid
+    )
+    return PlayOut.of(play)
+
+
+@router.get("/plays/{play_id}")
+def get_play(play_id: PlayId, current: CurrentPlayer, session: SessionDep) -> PlayOut:
+    """One of the player's plays, as far as it is uncovered."""
+    return PlayOut.of(
+        plays.view_play(session=session, player_id=current.player_id, play_id=play_id)
+    )
+
+
+@router.get("/plays")
+def history(
+    current: CurrentPlayer,
+    session: SessionDep,
+    limit: Annotated[int, Query(ge=1, le=plays.MAX_PAGE)] = 20,
+    before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
+) -> PlayPage:
+    """The player's plays, newest first, ``limit`` per page."""
+    found, next_before = plays.history(
+        session=session, player_id=current.player_id, limit=limit, before=before
+    )
+    return PlayPage(plays=[PlayOut.of(p) for p in found], next_before=next_before)

@@ -1,0 +1,22 @@
+"""``GET /prizes/remaining``: the lots still to be won in the block on sale."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from pharaon.service import blocks
+from pharaon.web.deps import SessionDep
+from pharaon.web.schemas import RemainingOut
+
+router = APIRouter(tags=["prizes"])
+
+
+@router.get("/prizes/remaining")
+def remaining(
+    session: SessionDep, stake_cents: Annotated[int, Query()] = 100
+) -> list[RemainingOut]:
+    """Per lot, how many units still hold it in the block on sale at ``stake_cents``."""
+    found = blocks.remaining_prizes(session=session, stake_cents=stake_cents)
+    return [RemainingOut(prize_cents=lot, remaining=n) for lot, n in found]

@@ -1,0 +1,50 @@
+"""``POST /sessions`` (log in) and ``DELETE /sessions/current`` (log out)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from fastapi import APIRouter, Response, status
+
+from pharaon.service import accounts, sessions
+from pharaon.service.clock import utcnow
+from pharaon.web.deps import CSRF_COOKIE, SESSION_COOKIE, CurrentPlayer, SessionDep, SettingsDep
+from pharaon.web.schemas import LoginIn, SessionOut
+
+router = APIRouter(tags=["sessions"])
+
+
+@router.post("/sessions")
+def log_in(
+    body: LoginIn, response: Response, session: SessionDep, settings: SettingsDep
+) -> SessionOut:
+    """Log in: a bearer token for API clients, and cookies for the page."""
+    created = accounts.log_in(
+        session=session,
+        email=body.email,
+        password=body.password,
+        now=utcnow(),
+        max_failures=settings.lockout_failures,
+        lockout=timedelta(minutes=settings.lockout_minutes),
+    )
+    secure = settings.cookie_secure
+    response.set_cookie(
+        SESSION_COOKIE, created.token, httponly=True, samesite="strict", path="/", secure=secure
+    )
+    response.set_cookie(
+        CSRF_COOKIE, created.csrf_token, httponly=False, samesite="strict", path="/", secure=secure
+    )
+    idle = timedelta(minutes=settings.session_idle_minutes)
+    return SessionOut(
+        token=created.token, csrf_token=created.csrf_token, expires_at=created.created_at + idle
+    )
+
+
+@router.delete("/sessions/current", status_code=status.HTTP_204_NO_CONTENT)
+def log_out(current: CurrentPlayer, session: SessionDep) -> Response:
+    """End the session."""
+    sessions.end(session=session, token_sha256=current.token_sha256)
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    response.delete_cookie(SESSION_COOKIE, path="/", samesite="strict", httponly=True)
+    response.delete_cookie(CSRF_COOKIE, path="/", samesite="strict")
+    return response

@@ -1,0 +1,142 @@
+// The account: deposits of play money, deposit limits, self-exclusion.
+
+import { api, newIdempotencyKey } from "./api.js";
+import { centsToField, formatCents, parseEuros } from "./money.js";
+import { formatWhen, t } from "./i18n.js";
+import { busy, clearMessage, el, emit, on, say, sayError, state } from "./ui.js";
+
+const PERIODS = ["daily", "weekly", "monthly"];
+const MAX_DAYS = 3650;
+
+const $ = (id) => document.getElementById(id);
+
+export function initAccount() {
+  $("deposit-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const cents = parseEuros($("deposit-amount").value);
+    if (cents === null || cents < 1) {
+      say("err_amount", {}, { kind: "error" });
+      $("deposit-amount").focus();
+      return;
+    }
+    deposit(cents, newIdempotencyKey());
+  });
+  $("limits-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    saveLimits();
+  });
+  $("exclusion-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    askExclusion();
+  });
+  on("me", renderAccount);
+  on("lang", renderAccount);
+}
+
+async function deposit(cents, key) {
+  await busy([$("deposit-submit")], async () => {
+    clearMessage();
+    let answer;
+    try {
+      answer = await api.deposit(cents, key);
+    } catch (error) {
+      sayError(error, { charges: true, retry: () => deposit(cents, key) });
+      return;
+    }
+    if (state.play && !state.play.finished) state.depositsDuringPlay += answer.amount_cents;
+    state.me = { ...state.me, balance_cents: answer.balance_cents };
+    $("deposit-amount").value = "";
+    say("deposited", { amount: formatCents(answer.amount_cents) }, { kind: "success" });
+    emit("me");
+  });
+}
+
+async function saveLimits() {
+  const body = {};
+  for (const period of PERIODS) {
+    const text = $(`limit-${period}`).value.trim();
+    const cents = text === "" ? null : parseEuros(text);
+    if (text !== "" && cents === null) {
+      say("err_amount", {}, { kind: "error" });
+      $(`limit-${period}`).focus();
+      return;
+    }
+    body[`${period}_cents`] = cents;
+  }
+  await busy([$("limits-submit")], async () => {
+    clearMessage();
+    try {
+      const limits = await api.setLimits(body);
+      state.me = { ...state.me, limits };
+    } catch (error) {
+      sayError(error);
+      return;
+    }
+    say("limits_saved", {}, { kind: "success" });
+    emit("me");
+  });
+}
+
+function askExclusion() {
+  const days = Number($("exclusion-days").value);
+  if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
+    say("err_days", {}, { kind: "error" });
+    $("exclusion-days").focus();
+    return;
+  }
+  const confirm = el("button", {
+    type: "button",
+    class: "danger",
+    id: "exclusion-confirm",
+    text: t("exclude_confirm", { days }),
+    onclick: () => exclude(days, confirm),
+  });
+  const cancel = el("button", {
+    type: "button",
+    text: t("exclude_cancel"),
+    onclick: () => {
+      $("exclusion-confirm-box").replaceChildren();
+      $("exclusion-submit").focus();
+    },
+  });
+  $("exclusion-confirm-box").replaceChildren(confirm, cancel);
+  confirm.focus();
+}
+
+async function exclude(days, button) {
+  await busy([button], async () => {
+    clearMessage();
+    try {
+      state.me = await api.selfExclude(days);
+    } catch (error) {
+      sayError(error);
+      return;
+    }
+    $("exclusion-confirm-box").replaceChildren();
+    say("excluded_until", { when: formatWhen(state.me.self_excluded_until) }, { kind: "info" });
+    emit("me");
+  });
+}
+
+/** Fill the limit fields and the pending increases from `state.me`. */
+export function renderAccount() {
+  const me = state.me;
+  if (!me) return;
+  for (const period of PERIODS) {
+    const field = $(`limit-${period}`);
+    if (document.activeElement !== field) field.value = centsToField(me.limits[`${period}_cents`]);
+  }
+  const pending = me.limits.pending ?? [];
+  $("limits-pending").replaceChildren(
+    ...(pending.length ? [el("h4", { text: t("pending_title") })] : []),
+    ...pending.map((p) =>
+      el("p", {
+        text: t("pending", {
+          period: t(`period_${p.period}`),
+          amount: p.amount_cents === null ? t("no_limit") : formatCents(p.amount_cents),
+          when: formatWhen(p.effective_at),
+        }),
+      }),
+    ),
+  );
+}

@@ -1,0 +1,112 @@
+// Information: remaining prizes per stake, and the rules, all from the API (GET /rules).
+
+import { api, ApiError } from "./api.js";
+import { formatCents, formatStake } from "./money.js";
+import { symbolName, t } from "./i18n.js";
+import { symbolSvg } from "./symbols.js";
+import { el, on, sayError, state } from "./ui.js";
+
+const $ = (id) => document.getElementById(id);
+
+let remaining = new Map(); // stake cents → [{prize_cents, remaining}] or null (none on sale)
+
+export function initInfo() {
+  on("lang", renderInfo);
+}
+
+/** Fetch what is left in the blocks on sale, then draw everything. */
+export async function loadInfo() {
+  renderInfo();
+  const prices = state.rules?.prices_cents ?? [];
+  const found = new Map();
+  try {
+    for (const cents of prices) {
+      try {
+        found.set(cents, await api.remaining(cents));
+      } catch (error) {
+        // No open block at that price: say so in its table rather than fail the page.
+        if (!(error instanceof ApiError) || error.status === 401) throw error;
+        found.set(cents, null);
+      }
+    }
+  } catch (error) {
+    sayError(error);
+    return;
+  }
+  remaining = found;
+  renderInfo();
+}
+
+function table(caption, headers, rows, className = "") {
+  return el(
+    "table",
+    { class: className },
+    el("caption", { text: caption }),
+    el("thead", {}, el("tr", {}, headers.map((h) => el("th", { scope: "col", text: h })))),
+    el(
+      "tbody",
+      {},
+      rows.map((row) =>
+        el(
+          "tr",
+          {},
+          row.map((cell, i) =>
+            el(i === 0 ? "th" : "td", i === 0 ? { scope: "row" } : {}, cell),
+          ),
+        ),
+      ),
+    ),
+  );
+}
+
+export function renderInfo() {
+  const rules = state.rules;
+  if (!rules) return;
+  const prices = rules.prices_cents;
+
+  $("remaining-tables").replaceChildren(
+    ...prices.map((cents) => {
+      const rows = remaining.get(cents);
+      const caption = `${t("stake")} ${formatStake(cents)}`;
+      if (rows === undefined) return el("p", { text: `${caption} : ${t("loading")}` });
+      if (rows === null || rows.length === 0) {
+        return el("p", { class: "note", text: t("remaining_none", { stake: formatStake(cents) }) });
+      }
+      return table(
+        caption,
+        [t("lot"), t("remaining_count")],
+        rows.map((r) => [formatCents(r.prize_cents), r.remaining.toLocaleString("fr-FR")]),
+        "remaining",
+      );
+    }),
+  );
+
+  $("rules-text").replaceChildren(...t("rules_text").map((text) => el("p", { text })));
+
+  const symbolRows = rules.symbols.map((s) => [
+    el(
+      "span",
+      { class: "symbol-name" },
+      el("span", { class: `cell mini sym-${s.code}`, "aria-hidden": "true" }, symbolSvg(s.code)),
+      symbolName(rules, s.code),
+    ),
+    formatCents(s.line_cents),
+    s.bonus_cents === null || s.bonus_cents === undefined ? t("no_gain") : formatCents(s.bonus_cents),
+  ]);
+  $("symbols-table").replaceChildren(
+    table(t("symbols_title"), [t("col_symbol"), t("col_line"), t("col_bonus")], symbolRows),
+  );
+
+  const prizeRows = rules.prizes.map((p) => [
+    p.lots.toLocaleString("fr-FR"),
+    ...prices.map((cents) => formatCents((p.amount_cents * cents) / 100)),
+    p.cumulation_only ? t("yes") : "",
+  ]);
+  $("prizes-table").replaceChildren(
+    table(
+      t("prizes_title"),
+      [t("col_lots"), ...prices.map((c) => t("col_amount", { stake: formatStake(c) })), t("col_cumul")],
+      prizeRows,
+    ),
+  );
+}

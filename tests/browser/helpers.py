@@ -1,0 +1,143 @@
+"""What a player does on the page, step by step, and how the page is read back."""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from playwright.sync_api import Page, Response, expect
+
+from pharaon.game.money import format_cents
+
+PASSWORD = "correct horse battery"
+
+
+def new_email() -> str:
+    return f"joueur-{secrets.token_hex(5)}@example.org"
+
+
+def api(page: Page, path: str) -> Any:
+    """GET an API route with the page's own session cookie."""
+    response = page.request.get(f"/api/v1{path}")
+    assert response.ok, f"GET {path}: {response.status} {response.text()}"
+    return response.json()
+
+
+def api_post(page: Page, path: str, body: Any) -> Any:
+    """POST to the API as the page would: session cookie, CSRF header, a fresh key."""
+    token = next(c["value"] for c in page.context.cookies() if c["name"] == "pharaon_csrf")
+    headers = {"X-CSRF-Token": token, "Idempotency-Key": secrets.token_hex(16)}
+    response = page.request.post(f"/api/v1{path}", data=body, headers=headers)
+    assert response.ok, f"POST {path}: {response.status} {response.text()}"
+    return response.json()
+
+
+def sign_up(page: Page, email: str | None = None, birth_date: str = "1990-05-17") -> str:
+    """Create an account through the form; the page logs in and shows the game."""
+    email = email or new_email()
+    page.fill("#signup-email", email)
+    page.fill("#signup-password", PASSWORD)
+    page.fill("#signup-birth", birth_date)
+    page.get_by_role("button", name="Créer mon compte").click()
+    expect(page.locator("#view-game")).to_be_visible()
+    expect(page.locator("#who")).to_have_text(email)
+    return email
+
+
+def log_in(page: Page, email: str) -> None:
+    page.fill("#login-email", email)
+    page.fill("#login-password", PASSWORD)
+    page.locator("#login-submit").click()
+    expect(page.locator("#view-game")).to_be_visible()
+
+
+def tab(page: Page, name: str) -> None:
+    page.locator("#tabs").get_by_role("button", name=name, exact=True).click()
+
+
+def deposit(page: Page, euros: str, *, expect_ok: bool = True) -> None:
+    tab(page, "Compte")
+    page.fill("#deposit-amount", euros)
+    page.get_by_role("button", name="Déposer", exact=True).click()
+    if expect_ok:
+        expect(page.locator("#message")).to_contain_text("Dépôt de")
+
+
+def choose_stake(page: Page, stake_cents: int) -> None:
+    page.locator(f'label[for="stake-{stake_cents}"]').click()
+    expect(page.locator(f"#stake-{stake_cents}")).to_be_checked()
+
+
+def is_buy(response: Response) -> bool:
+    return response.request.method == "POST" and response.url.endswith("/api/v1/plays")
+
+
+def press_buy(page: Page, button: str = "Jouer") -> Any:
+    """Press « Jouer » or « Auto »; the Play the API answered."""
+    with page.expect_response(is_buy) as answer:
+        page.get_by_role("button", name=button, exact=True).click()
+    assert answer.value.status == 201, answer.value.text()
+    return answer.value.json()
+
+
+def uncover(page: Page, grid: int, label: str = "Grille") -> None:
+    page.get_by_role("button", name=f"{label} {grid}", exact=True).click()
+    expect(
+        page.locator("#play-holder").get_by_role("group", name=f"{label} {grid}")
+    ).to_be_visible()
+
+
+def board_codes(page: Page, root: str = "#play-holder") -> list[str | None]:
+    """Each grid's 16 symbol codes as shown, or None while covered."""
+    codes: list[str | None] = page.eval_on_selector(
+        root,
+        """root => [...root.querySelectorAll('.board .slot')].map(slot => {
+             const cells = [...slot.querySelectorAll('.cell')];
+             return cells.length ? cells.map(c => c.dataset.code).join('') : null;
+           })""",
+    )
+    return codes
+
+
+def bonus_codes(page: Page, root: str = "#play-holder") -> str:
+    text: str = page.eval_on_selector(
+        root,
+        "root => [...root.querySelectorAll('.bonus-grid .cell')].map(c => c.dataset.code).join('')",
+    )
+    return text
+
+
+def marked_cells(page: Page, root: str = "#play-holder") -> set[str]:
+    """The board cells marked as winning, as 'grid-row-column'."""
+    cells: list[str] = page.eval_on_selector(
+        root, "root => [...root.querySelectorAll('.board .cell.win')].map(c => c.dataset.cell)"
+    )
+    return set(cells)
+
+
+def marked_bonus_count(page: Page, root: str = "#play-holder") -> int:
+    count: int = page.eval_on_selector(
+        root, "root => root.querySelectorAll('.bonus-grid .cell.win').length"
+    )
+    return count
+
+
+def expected_marks(play: Any) -> set[str]:
+    return {f"{g}-{r}-{c}" for combo in play["combinations"] for g, r, c in combo["cells"]}
+
+
+def check_finished(page: Page, play: Any, root: str = "#play-holder") -> None:
+    """The page shows `play` (finished, from the API) in full: grids, bonus, marks, lot."""
+    assert play["finished"], play
+    holder = page.locator(root)
+    expect(holder.locator(".lot")).to_contain_text(format_cents(play["prize_cents"]))
+    assert board_codes(page, root) == play["grids"]
+    assert bonus_codes(page, root) == play["bonus"]
+    assert marked_cells(page, root) == expected_marks(play)
+    bonus_cells = sum(4 for combo in play["combinations"] if combo["kind"] == "bonus")
+    assert marked_bonus_count(page, root) == bonus_cells
+    expect(holder.locator(".combos li")).to_have_count(len(play["combinations"]))
+
+
+def balance_text(cents: int) -> str:
+    return format_cents(cents)

@@ -1,0 +1,179 @@
+"""Fixtures for the store, service and web tests: the same tests on SQLite and PostgreSQL.
+
+PostgreSQL is at ``PHARAON_TEST_POSTGRES_URL`` (default: 127.0.0.1:5432, user postgres,
+database test). The session makes its own database with a random name and drops it after;
+each test gets a fresh schema in it. When PostgreSQL is unreachable the postgres tests FAIL if
+``CI=true`` and are skipped with the reason otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import warnings
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import psycopg
+import pytest
+from sqlalchemy import Engine
+from sqlalchemy.engine import make_url
+
+from pharaon.pool.blockfile import Block
+from pharaon.pool.design import test_design
+from pharaon.pool.generate import generate_block
+from pharaon.service import loading
+from pharaon.service.clock import utcnow
+from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.migrate import upgrade
+from pharaon.store.settings import Settings
+from pharaon.web.app import create_app
+
+with warnings.catch_warnings():
+    # Starlette 1.10 prefers httpx2 for its TestClient; httpx (pinned) works the same.
+    warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
+    from fastapi.testclient import TestClient
+
+POSTGRES_URL = os.environ.get(
+    "PHARAON_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
+)
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+def _libpq(url: str) -> str:
+    return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def postgres_database() -> Iterator[str]:
+    """The URL of a fresh PostgreSQL database for this test session, dropped after."""
+    try:
+        with psycopg.connect(_libpq(POSTGRES_URL), connect_timeout=5, autocommit=True) as conn:
+            name = f"pharaon_test_{secrets.token_hex(6)}"
+            conn.execute(f'CREATE DATABASE "{name}"')
+    except psycopg.OperationalError as exc:
+        reason = f"PostgreSQL unreachable at {POSTGRES_URL}: {str(exc).strip().splitlines()[0]}"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"{reason} (CI=true: PostgreSQL is required)")
+        pytest.skip(reason)
+    url = make_url(POSTGRES_URL).set(database=name).render_as_string(hide_password=False)
+    yield url
+    with psycopg.connect(_libpq(POSTGRES_URL), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+@pytest.fixture(params=BACKENDS)
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A migrated-to-nothing, empty database: a SQLite file, or a fresh PostgreSQL schema."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'pharaon.db'}"
+        return
+    base: str = request.getfixturevalue("postgres_database")
+    schema = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(_libpq(base), autocommit=True) as conn:
+        conn.execute(f'CREATE SCHEMA "{schema}"')
+    yield f"{base}?options={quote(f'-csearch_path={schema}')}"
+    with psycopg.connect(_libpq(base), autocommit=True) as conn:
+        conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+
+@pytest.fixture
+def engine(database_url: str) -> Iterator[Engine]:
+    """An engine on a database migrated to the newest schema."""
+    engine = make_engine(database_url)
+    upgrade(engine)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def settings(database_url: str) -> Settings:
+    return Settings(database_url=database_url, allow_test_blocks=True)
+
+
+def make_block(price_cents: int = 100, *, size: int = 200, number: int = 1) -> Block:
+    """A small valid test block (marked test in its manifest)."""
+    return generate_block(price_cents, design=test_design(size), block_number=number)
+
+
+BlockLoader = Callable[..., int]
+
+
+@pytest.fixture
+def load(engine: Engine) -> BlockLoader:
+    """``load(price_cents=100, size=200, number=1)``: make and load a test block; its id."""
+
+    def _load(price_cents: int = 100, *, size: int = 200, number: int = 1) -> int:
+        with make_sessionmaker(engine)() as session:
+            return loading.load_block(
+                session=session,
+                block=make_block(price_cents, size=size, number=number),
+                allow_test=True,
+                actor="test",
+                now=utcnow(),
+            )
+
+    return _load
+
+
+@pytest.fixture
+def client(engine: Engine, settings: Settings) -> Iterator[TestClient]:
+    with TestClient(create_app(settings, engine=engine)) as client:
+        yield client
+
+
+class Player:
+    """A registered, logged-in player seen through the API with a bearer token."""
+
+    def __init__(self, client: TestClient, email: str, password: str = "correct horse") -> None:
+        self.client = client
+        self.email = email
+        self.password = password
+        r = client.post(
+            "/api/v1/players",
+            json={"email": email, "password": password, "birth_date": "1990-05-17"},
+        )
+        assert r.status_code == 201, r.text
+        self.player_id: int = r.json()["player_id"]
+        r = client.post("/api/v1/sessions", json={"email": email, "password": password})
+        assert r.status_code == 200, r.text
+        self.token: str = r.json()["token"]
+        client.cookies.clear()  # this player speaks with its bearer token only
+        self.headers = {"Authorization": f"Bearer {self.token}"}
+
+    def post(self, path: str, body: Any = None, key: str | None = None) -> Any:
+        headers = dict(self.headers)
+        if key is not None:
+            headers["Idempotency-Key"] = key
+        return self.client.post(f"/api/v1{path}", json=body, headers=headers)
+
+    def get(self, path: str, **params: Any) -> Any:
+        return self.client.get(f"/api/v1{path}", headers=self.headers, params=params)
+
+    def put(self, path: str, body: Any) -> Any:
+        return self.client.put(f"/api/v1{path}", json=body, headers=self.headers)
+
+    def deposit(self, amount_cents: int) -> int:
+        r = self.post("/deposits", {"amount_cents": amount_cents}, key=secrets.token_hex(8))
+        assert r.status_code == 201, r.text
+        return int(r.json()["balance_cents"])
+
+    def play(self, stake_cents: int = 100, mode: str = "auto", key: str | None = None) -> Any:
+        return self.post(
+            "/plays", {"stake_cents": stake_cents, "mode": mode}, key=key or secrets.token_hex(8)
+        )
+
+    def balance(self) -> int:
+        return int(self.get("/me").json()["balance_cents"])
+
+
+@pytest.fixture
+def player(client: TestClient) -> Player:
+    return Player(client, "ana@example.org")
+
+
+@pytest.fixture
+def other(client: TestClient) -> Player:
+    return Player(client, "bob@example.org")

@@ -1,0 +1,119 @@
+"""The audit: clean after real traffic, and it names what fails when the books are tampered."""
+
+from __future__ import annotations
+
+import pytest
+from sqlalchemy import Engine, delete, insert, text, update
+from sqlalchemy.exc import DBAPIError
+
+from pharaon.service.audit import run_audit
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import (
+    SALES_ACCOUNT,
+    Account,
+    AuditHead,
+    Block,
+    LedgerEntry,
+    PlayRow,
+    UnitRow,
+)
+from tests.conftest import BlockLoader, Player
+
+
+def _failures(engine: Engine) -> list[str]:
+    with make_sessionmaker(engine)() as session:
+        return run_audit(session=session).failures
+
+
+@pytest.fixture
+def traffic(load: BlockLoader, player: Player, other: Player) -> None:
+    load(100, size=30)
+    load(200, size=30)
+    for who in (player, other):
+        who.deposit(2_000)
+        for stake in (100, 200, 100):
+            assert who.play(stake).status_code == 201
+
+
+@pytest.mark.usefixtures("traffic")
+def test_clean_after_traffic(engine: Engine) -> None:
+    assert _failures(engine) == []
+
+
+@pytest.mark.usefixtures("traffic")
+def test_a_balance_off_its_ledger(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(Account).where(Account.id == SALES_ACCOUNT).values(balance_cents=1))
+    [failure] = _failures(engine)
+    assert failure.startswith("balances equal ledgers: account 2")
+
+
+@pytest.mark.usefixtures("traffic")
+def test_an_unbalanced_ledger(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(insert(LedgerEntry).values(transaction_id=1, account_id=1, amount_cents=5))
+    failures = _failures(engine)
+    assert any(f.startswith("ledger balances") for f in failures)
+
+
+@pytest.mark.usefixtures("traffic")
+def test_a_unit_sold_without_its_play(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(Block).where(Block.id == 1).values(next_serial=Block.next_serial + 1))
+    [failure] = _failures(engine)
+    assert failure.startswith("one play per sold unit: block 1")
+
+
+@pytest.mark.usefixtures("traffic")
+def test_a_play_whose_lot_is_not_its_units(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(
+            update(UnitRow)
+            .where(UnitRow.block_id == 1, UnitRow.serial == 1)
+            .values(lot_cents=UnitRow.lot_cents + 1)
+        )
+    assert any(f.startswith("play lots equal unit lots") for f in _failures(engine))
+
+
+@pytest.mark.usefixtures("traffic")
+def test_a_missing_unit(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(delete(UnitRow).where(UnitRow.block_id == 2, UnitRow.serial == 30))
+    assert any(f.startswith("sold + unsold = block size") for f in _failures(engine))
+
+
+@pytest.mark.usefixtures("traffic")
+def test_the_audit_log_is_append_only(engine: Engine) -> None:
+    with pytest.raises(DBAPIError, match="append-only"), engine.begin() as conn:
+        conn.execute(text("UPDATE audit_log SET payload = '{}' WHERE seq = 2"))
+    with pytest.raises(DBAPIError, match="append-only"), engine.begin() as conn:
+        conn.execute(text("DELETE FROM audit_log WHERE seq = 2"))
+    assert _failures(engine) == []
+
+
+@pytest.mark.usefixtures("traffic")
+def test_a_broken_chain(engine: Engine) -> None:
+    with engine.begin() as conn:
+        if conn.dialect.name == "sqlite":
+            conn.execute(text("DROP TRIGGER audit_log_no_update"))
+        else:
+            conn.execute(text("ALTER TABLE audit_log DISABLE TRIGGER audit_log_append_only"))
+        conn.execute(text("UPDATE audit_log SET payload = '{}' WHERE seq = 3"))
+    [failure] = _failures(engine)
+    assert failure == "audit chain intact: record 3 does not match its hash"
+
+
+@pytest.mark.usefixtures("traffic")
+def test_a_forged_head(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(AuditHead).values(seq=AuditHead.seq - 1))
+    [failure] = _failures(engine)
+    assert failure.startswith("audit chain intact: head says")
+
+
+@pytest.mark.usefixtures("traffic")
+def test_a_play_of_an_unsold_unit(engine: Engine) -> None:
+    with engine.begin() as conn:
+        conn.execute(update(PlayRow).where(PlayRow.id == 1).values(serial=29))
+    failures = _failures(engine)
+    assert any(f.startswith("one play per sold unit") for f in failures)

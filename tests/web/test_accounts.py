@@ -1,0 +1,115 @@
+"""Lock-out, session expiry, deposit limits and self-exclusion, through the API."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, update
+
+from pharaon.store.tables import DepositLimit, LoginFailure, SessionRow
+from tests.conftest import BlockLoader, Player
+
+
+def _log_in(client: TestClient, email: str, password: str) -> tuple[int, str]:
+    r = client.post("/api/v1/sessions", json={"email": email, "password": password})
+    client.cookies.clear()
+    return r.status_code, r.json().get("error", "")
+
+
+def test_lock_out_after_five_failures(client: TestClient, engine: Engine, player: Player) -> None:
+    for _ in range(5):
+        assert _log_in(client, player.email, "wrong password") == (401, "unauthorized")
+    assert _log_in(client, player.email, player.password) == (429, "locked_out")
+    assert _log_in(client, "nobody@example.org", "whatever1") == (401, "unauthorized")
+    with engine.begin() as conn:  # fifteen minutes later
+        conn.execute(
+            update(LoginFailure).values(locked_until=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    assert _log_in(client, player.email, player.password) == (200, "")
+
+
+def test_a_good_login_resets_the_count(client: TestClient, player: Player) -> None:
+    for _ in range(4):
+        assert _log_in(client, player.email, "wrong password") == (401, "unauthorized")
+    assert _log_in(client, player.email, player.password) == (200, "")
+    for _ in range(4):
+        assert _log_in(client, player.email, "wrong password") == (401, "unauthorized")
+    assert _log_in(client, player.email, player.password) == (200, "")
+
+
+def test_sessions_expire_after_inactivity(engine: Engine, player: Player) -> None:
+    assert player.get("/me").status_code == 200
+    with engine.begin() as conn:
+        conn.execute(
+            update(SessionRow).values(last_seen_at=datetime.now(UTC) - timedelta(minutes=29))
+        )
+    assert player.get("/me").status_code == 200  # a request keeps it alive
+    with engine.begin() as conn:
+        conn.execute(
+            update(SessionRow).values(last_seen_at=datetime.now(UTC) - timedelta(minutes=31))
+        )
+    r = player.get("/me")
+    assert (r.status_code, r.json()["error"]) == (401, "unauthorized")
+
+
+def test_deposit_limits(engine: Engine, player: Player) -> None:
+    r = player.put(
+        "/me/limits", {"daily_cents": 1_000, "weekly_cents": None, "monthly_cents": 5_000}
+    )
+    assert r.status_code == 200, r.text
+    assert r.json() == {
+        "daily_cents": 1_000,
+        "weekly_cents": None,
+        "monthly_cents": 5_000,
+        "pending": [],
+    }
+    assert player.deposit(600) == 600
+    r = player.post("/deposits", {"amount_cents": 500}, key="over")
+    assert (r.status_code, r.json()["error"]) == (403, "deposit_limit")
+    assert player.balance() == 600
+    # Raising waits 24 hours; the old limit holds meanwhile.
+    limits = player.put(
+        "/me/limits", {"daily_cents": 3_000, "weekly_cents": None, "monthly_cents": 5_000}
+    ).json()
+    assert limits["daily_cents"] == 1_000
+    [pending] = limits["pending"]
+    assert pending["period"] == "daily"
+    assert pending["amount_cents"] == 3_000
+    effective = datetime.fromisoformat(pending["effective_at"])
+    assert timedelta(hours=23) < effective - datetime.now(UTC) <= timedelta(hours=24)
+    assert player.post("/deposits", {"amount_cents": 500}, key="still-over").status_code == 403
+    with engine.begin() as conn:
+        conn.execute(
+            update(DepositLimit).values(pending_effective_at=datetime.now(UTC) - timedelta(1))
+        )
+    assert player.get("/me").json()["limits"]["daily_cents"] == 3_000
+    assert player.deposit(500) == 1_100
+    # Lowering applies at once, and the monthly limit counts too.
+    r = player.put(
+        "/me/limits", {"daily_cents": 3_000, "weekly_cents": 100, "monthly_cents": 5_000}
+    )
+    assert r.json()["weekly_cents"] == 100
+    assert player.post("/deposits", {"amount_cents": 1}, key="weekly").status_code == 403
+    r = player.put("/me/limits", {"daily_cents": -1, "weekly_cents": None, "monthly_cents": None})
+    assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+
+
+def test_self_exclusion(load: BlockLoader, player: Player) -> None:
+    load(100)
+    player.deposit(500)
+    r = player.post("/me/self-exclusion", {"days": 7})
+    assert r.status_code == 200, r.text
+    until = datetime.fromisoformat(r.json()["self_excluded_until"])
+    assert timedelta(days=6, hours=23) < until - datetime.now(UTC) <= timedelta(days=7)
+    r = player.post("/deposits", {"amount_cents": 100}, key="x")
+    assert (r.status_code, r.json()["error"]) == (403, "self_excluded")
+    r = player.play(100)
+    assert (r.status_code, r.json()["error"]) == (403, "self_excluded")
+    assert player.balance() == 500
+    assert player.get("/plays").status_code == 200  # the history stays readable
+    shorter = player.post("/me/self-exclusion", {"days": 1}).json()
+    assert datetime.fromisoformat(shorter["self_excluded_until"]) == until  # never shortened
+    for bad in ({"days": 0}, {"days": 3651}, {"days": "7"}, {}):
+        r = player.post("/me/self-exclusion", bad)
+        assert (r.status_code, r.json()["error"]) == (422, "validation_error"), bad

@@ -1,0 +1,269 @@
+"""The HTTP API through FastAPI's TestClient, on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import numpy as np
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, select
+
+from pharaon.game.evaluate import evaluate
+from pharaon.game.unit import parse_ticket
+from pharaon.service.audit import run_audit
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import UnitRow
+from tests.conftest import BlockLoader, Player
+
+
+def _audit_ok(engine: Engine) -> None:
+    with make_sessionmaker(engine)() as session:
+        report = run_audit(session=session)
+    assert report.ok, report.failures
+
+
+def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
+    me = player.get("/me")
+    assert me.status_code == 200
+    assert me.json() == {
+        "email": "ana@example.org",
+        "balance_cents": 0,
+        "limits": {"daily_cents": None, "weekly_cents": None, "monthly_cents": None, "pending": []},
+        "self_excluded_until": None,
+    }
+
+
+def test_registration_refusals(client: TestClient, player: Player) -> None:
+    body = {"email": "kid@example.org", "password": "long enough", "birth_date": "2015-01-01"}
+    r = client.post("/api/v1/players", json=body)
+    assert (r.status_code, r.json()["error"]) == (403, "underage")
+    body = {"email": "ANA@example.org", "password": "long enough", "birth_date": "1980-01-01"}
+    r = client.post("/api/v1/players", json=body)
+    assert (r.status_code, r.json()["error"]) == (409, "email_taken")
+    for bad in (
+        {"email": "not-an-email", "password": "long enough", "birth_date": "1980-01-01"},
+        {"email": "x@example.org", "password": "short", "birth_date": "1980-01-01"},
+        {"email": "x@example.org", "password": "long enough", "birth_date": "1980-13-01"},
+        {"email": "x@example.org", "password": "long enough", "birth_date": "2999-01-01"},
+        {"email": "x@example.org", "password": "long enough"},
+        {"email": 5, "password": "long enough", "birth_date": "1980-01-01"},
+    ):
+        r = client.post("/api/v1/players", json=bad)
+        assert r.status_code == 422, (bad, r.text)
+        assert r.json()["error"] == "validation_error"
+        assert r.json()["detail"]
+
+
+def test_auto_play_is_finished_and_exact(engine: Engine, load: BlockLoader, player: Player) -> None:
+    load(100)
+    assert player.deposit(1_000) == 1_000
+    r = player.play(100, "auto")
+    assert r.status_code == 201, r.text
+    play = r.json()
+    assert play["finished"] is True
+    assert play["serial"] == 1
+    assert all(g is not None and len(g) == 16 for g in play["grids"])
+    assert play["ticket"] == "-".join(play["grids"])
+    result = evaluate(parse_ticket(play["ticket"]), 100)
+    assert play["prize_cents"] == result.prize_cents
+    assert len(play["combinations"]) == len(result.combinations)
+    assert play["balance_before_cents"] == 1_000
+    assert play["balance_after_cents"] == 1_000 - 100 + play["prize_cents"]
+    assert player.balance() == play["balance_after_cents"]
+    with make_sessionmaker(engine)() as session:
+        cells = session.execute(
+            select(UnitRow.cells).where(UnitRow.block_id == play["block_id"], UnitRow.serial == 1)
+        ).scalar_one()
+    assert parse_ticket(play["ticket"]).cells == tuple(np.frombuffer(cells, dtype=np.int8))
+    _audit_ok(engine)
+
+
+def test_jouer_uncovers_grid_by_grid(engine: Engine, load: BlockLoader, player: Player) -> None:
+    load(200)
+    player.deposit(500)
+    play = player.play(200, "jouer").json()
+    assert play["grids"] == [None] * 4
+    hidden = ("bonus", "combinations", "prize_cents", "ticket", "balance_after_cents")
+    assert all(play[k] is None for k in hidden)
+    assert play["finished"] is False
+    pid = play["play_id"]
+    for n, grid in enumerate((3, 1, 1, 4), start=1):
+        r = player.post(f"/plays/{pid}/reveal", {"grid": grid})
+        assert r.status_code == 200, r.text
+        seen = r.json()
+        assert seen["grids"][grid - 1] is not None
+        assert not seen["finished"]
+        assert all(seen[k] is None for k in hidden), n
+    assert player.get(f"/plays/{pid}").json()["grids"][1] is None  # stored, survives reloads
+    done = player.post(f"/plays/{pid}/reveal", {"grid": 2}).json()
+    assert done["finished"] is True
+    assert len(done["bonus"]) == 16
+    assert done["prize_cents"] == evaluate(parse_ticket(done["ticket"]), 200).prize_cents
+    assert done["balance_after_cents"] == 500 - 200 + done["prize_cents"]
+    assert player.get(f"/plays/{pid}").json() == done
+    _audit_ok(engine)
+
+
+def test_plays_are_private(load: BlockLoader, player: Player, other: Player) -> None:
+    load(100)
+    player.deposit(100)
+    pid = player.play(100, "jouer").json()["play_id"]
+    assert other.get(f"/plays/{pid}").status_code == 404
+    r = other.post(f"/plays/{pid}/reveal", {"grid": 1})
+    assert (r.status_code, r.json()["error"]) == (404, "not_found")
+    assert other.get("/plays").json() == {"plays": [], "next_before": None}
+    assert player.get("/plays/999999").status_code == 404
+
+
+def test_insufficient_funds_changes_nothing(
+    engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    load(300)
+    player.deposit(299)
+    r = player.play(300)
+    assert (r.status_code, r.json()["error"]) == (402, "insufficient_funds")
+    assert player.balance() == 299
+    assert player.get("/plays").json()["plays"] == []
+    player.deposit(1)
+    assert player.play(300).json()["serial"] == 1  # the unit was not skipped
+    _audit_ok(engine)
+
+
+def test_sold_out_then_next_block(engine: Engine, load: BlockLoader, player: Player) -> None:
+    first = load(100, size=16, number=1)
+    second = load(100, size=16, number=2)
+    player.deposit(10_000)
+    serials = []
+    for _ in range(32):
+        play = player.play(100).json()
+        serials.append((play["block_id"], play["serial"]))
+    assert serials == [(first, s) for s in range(1, 17)] + [(second, s) for s in range(1, 17)]
+    before = player.balance()
+    r = player.play(100)
+    assert (r.status_code, r.json()["error"]) == (503, "sold_out")
+    assert player.balance() == before
+    r = player.play(200)
+    assert (r.status_code, r.json()["error"]) == (503, "sold_out")
+    assert player.get("/prizes/remaining", stake_cents=100).json() == []
+    _audit_ok(engine)
+
+
+def test_purchase_idempotency(engine: Engine, load: BlockLoader, player: Player) -> None:
+    load(100)
+    player.deposit(1_000)
+    first = player.play(100, "jouer", key="k-1")
+    again = player.play(100, "jouer", key="k-1")
+    assert first.status_code == again.status_code == 201
+    assert again.json() == first.json()
+    assert player.balance() == first.json()["balance_before_cents"] - 100 + _lot(player, first)
+    r = player.play(200, "jouer", key="k-1")
+    assert (r.status_code, r.json()["error"]) == (409, "idempotency_conflict")
+    r = player.post("/plays", {"stake_cents": 100, "mode": "auto"})
+    assert (r.status_code, r.json()["error"]) == (400, "bad_request")
+    assert len(player.get("/plays").json()["plays"]) == 1
+    _audit_ok(engine)
+
+
+def _lot(player: Player, answer: object) -> int:
+    pid = answer.json()["play_id"]  # type: ignore[attr-defined]
+    for grid in (1, 2, 3, 4):
+        last = player.post(f"/plays/{pid}/reveal", {"grid": grid}).json()
+    return int(last["prize_cents"])
+
+
+def test_deposit_idempotency(engine: Engine, player: Player) -> None:
+    r1 = player.post("/deposits", {"amount_cents": 700}, key="d-1")
+    r2 = player.post("/deposits", {"amount_cents": 700}, key="d-1")
+    assert r1.status_code == r2.status_code == 201
+    assert r1.json() == r2.json() == {"deposit_id": 1, "amount_cents": 700, "balance_cents": 700}
+    r3 = player.post("/deposits", {"amount_cents": 800}, key="d-1")
+    assert (r3.status_code, r3.json()["error"]) == (409, "idempotency_conflict")
+    r4 = player.post("/deposits", {"amount_cents": 800})
+    assert (r4.status_code, r4.json()["error"]) == (400, "bad_request")
+    assert player.balance() == 700
+    _audit_ok(engine)
+
+
+def test_history_pages_newest_first(load: BlockLoader, player: Player) -> None:
+    load(100)
+    player.deposit(2_000)
+    ids = [player.play(100).json()["play_id"] for _ in range(5)]
+    page = player.get("/plays", limit=2).json()
+    assert [p["play_id"] for p in page["plays"]] == ids[::-1][:2]
+    page2 = player.get("/plays", limit=2, before=page["next_before"]).json()
+    assert [p["play_id"] for p in page2["plays"]] == ids[::-1][2:4]
+    page3 = player.get("/plays", limit=2, before=page2["next_before"]).json()
+    assert [p["play_id"] for p in page3["plays"]] == ids[:1]
+    assert page3["next_before"] is None
+    for bad in ({"limit": 0}, {"limit": 101}, {"limit": "x"}, {"before": 0}):
+        r = player.get("/plays", **bad)
+        assert (r.status_code, r.json()["error"]) == (422, "validation_error"), bad
+
+
+def test_remaining_prizes_count_down(load: BlockLoader, player: Player) -> None:
+    load(100, size=200)
+    start = player.get("/prizes/remaining", stake_cents=100).json()
+    assert [p["prize_cents"] for p in start] == sorted(
+        (p["prize_cents"] for p in start), reverse=True
+    )
+    total = sum(p["remaining"] for p in start)
+    player.deposit(5_000)
+    won = sum(1 for _ in range(20) if player.play(100).json()["prize_cents"] > 0)
+    after = player.get("/prizes/remaining", stake_cents=100).json()
+    assert sum(p["remaining"] for p in after) == total - won
+    r = player.get("/prizes/remaining", stake_cents=150)
+    assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+
+
+def test_rules_health_and_page(client: TestClient) -> None:
+    rules = client.get("/api/v1/rules").json()
+    assert [s["code"] for s in rules["symbols"]] == list("PYOXJS")
+    assert rules["prices_cents"] == [100, 200, 300]
+    assert sum(p["lots"] for p in rules["prizes"]) == 255_505
+    assert client.get("/api/v1/health").json() == {"status": "ok"}
+    assert client.get("/api/v1/openapi.json").status_code == 200
+    r = client.get("/api/v1/nowhere")
+    assert (r.status_code, r.json()["error"]) == (404, "not_found")
+
+
+def test_cookie_sessions_need_csrf(client: TestClient, load: BlockLoader) -> None:
+    body = {"email": "cookie@example.org", "password": "long enough", "birth_date": "1970-01-01"}
+    assert client.post("/api/v1/players", json=body).status_code == 201
+    r = client.post("/api/v1/sessions", json={"email": body["email"], "password": body["password"]})
+    csrf = r.json()["csrf_token"]
+    cookies = r.headers.get_list("set-cookie")
+    session_cookie = next(c for c in cookies if c.startswith("pharaon_session="))
+    assert "HttpOnly" in session_cookie
+    assert "SameSite=strict" in session_cookie
+    csrf_cookie = next(c for c in cookies if c.startswith("pharaon_csrf="))
+    assert "HttpOnly" not in csrf_cookie
+    assert client.get("/api/v1/me").status_code == 200  # reading needs no CSRF header
+    r = client.post(
+        "/api/v1/deposits", json={"amount_cents": 100}, headers={"Idempotency-Key": "a"}
+    )
+    assert (r.status_code, r.json()["error"]) == (403, "csrf")
+    r = client.post(
+        "/api/v1/deposits",
+        json={"amount_cents": 100},
+        headers={"Idempotency-Key": "a", "X-CSRF-Token": "wrong"},
+    )
+    assert (r.status_code, r.json()["error"]) == (403, "csrf")
+    r = client.post(
+        "/api/v1/deposits",
+        json={"amount_cents": 100},
+        headers={"Idempotency-Key": "a", "X-CSRF-Token": csrf},
+    )
+    assert r.status_code == 201
+    assert client.delete("/api/v1/sessions/current").status_code == 403
+    assert (
+        client.delete("/api/v1/sessions/current", headers={"X-CSRF-Token": csrf}).status_code == 204
+    )
+    assert client.get("/api/v1/me").status_code == 401
+
+
+def test_log_out_ends_the_bearer_session(client: TestClient, player: Player) -> None:
+    r = client.delete("/api/v1/sessions/current", headers=player.headers)
+    assert r.status_code == 204
+    r = player.get("/me")
+    assert (r.status_code, r.json()["error"]) == (401, "unauthorized")
+    for headers in ({}, {"Authorization": "Basic abc"}, {"Authorization": "Bearer nope"}):
+        r = client.get("/api/v1/me", headers=headers)
+        assert (r.status_code, r.json()["error"]) == (401, "unauthorized"), headers

@@ -1,0 +1,139 @@
+"""Bad input on every route: a JSON error with the right status, and nothing changed."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from pharaon.service.audit import run_audit
+from pharaon.store.engine import make_sessionmaker
+from tests.conftest import BlockLoader, Player
+
+BAD_BODIES: list[tuple[str, str, Any]] = [
+    ("POST", "/players", {"email": "a@example.org", "password": "long enough"}),
+    ("POST", "/players", {"email": ["a"], "password": "x" * 9, "birth_date": "1990-01-01"}),
+    (
+        "POST",
+        "/players",
+        {"email": "a@example.org", "password": "x" * 300, "birth_date": "1990-01-01"},
+    ),
+    (
+        "POST",
+        "/players",
+        {"email": "a@example.org", "password": "x" * 9, "birth_date": "yesterday"},
+    ),
+    (
+        "POST",
+        "/players",
+        {"email": "a@ex.org", "password": "x" * 9, "birth_date": "1990-01-01", "x": 1},
+    ),
+    ("POST", "/sessions", {"email": "a@example.org"}),
+    ("POST", "/sessions", {"email": 1, "password": 2}),
+    ("PUT", "/me/limits", {"daily_cents": "100", "weekly_cents": None, "monthly_cents": None}),
+    ("PUT", "/me/limits", {"daily_cents": 1.5, "weekly_cents": None, "monthly_cents": None}),
+    ("PUT", "/me/limits", {"daily_cents": 100}),
+    ("POST", "/me/self-exclusion", {"days": -3}),
+    ("POST", "/deposits", {"amount_cents": 0}),
+    ("POST", "/deposits", {"amount_cents": -100}),
+    ("POST", "/deposits", {"amount_cents": 100_000_001}),
+    ("POST", "/deposits", {"amount_cents": "100"}),
+    ("POST", "/deposits", {"amount_cents": 10.5}),
+    ("POST", "/deposits", {"amount_cents": True}),
+    ("POST", "/deposits", {}),
+    ("POST", "/deposits", [100]),
+    ("POST", "/plays", {"stake_cents": 150, "mode": "auto"}),
+    ("POST", "/plays", {"stake_cents": "100", "mode": "auto"}),
+    ("POST", "/plays", {"stake_cents": 100.0, "mode": "auto"}),
+    ("POST", "/plays", {"stake_cents": 100, "mode": "fast"}),
+    ("POST", "/plays", {"stake_cents": 100}),
+    ("POST", "/plays", None),
+    ("POST", "/plays/1/reveal", {"grid": 0}),
+    ("POST", "/plays/1/reveal", {"grid": 5}),
+    ("POST", "/plays/1/reveal", {"grid": "1"}),
+    ("POST", "/plays/abc/reveal", {"grid": 1}),
+    ("POST", "/plays/99999999999999999999/reveal", {"grid": 1}),
+    ("GET", "/plays/abc", None),
+    ("GET", "/plays/0", None),
+    ("GET", "/plays/99999999999999999999", None),
+    ("GET", "/plays?limit=-1", None),
+    ("GET", "/plays?before=abc", None),
+    ("GET", "/prizes/remaining?stake_cents=abc", None),
+    ("GET", "/prizes/remaining?stake_cents=250", None),
+]
+
+
+@pytest.fixture
+def funded(load: BlockLoader, player: Player) -> Player:
+    load(100)
+    player.deposit(1_000)
+    assert player.play(100, "jouer").status_code == 201
+    return player
+
+
+@pytest.mark.parametrize(("method", "path", "body"), BAD_BODIES)
+def test_bad_input_is_refused(
+    engine: Engine, funded: Player, method: str, path: str, body: Any
+) -> None:
+    before = funded.get("/me").json(), funded.get("/plays").json()
+    r = funded.client.request(
+        method,
+        f"/api/v1{path}",
+        json=body,
+        headers={**funded.headers, "Idempotency-Key": "bad-input"},
+    )
+    assert r.status_code == 422, r.text
+    answer = r.json()
+    assert set(answer) == {"error", "detail"}
+    assert answer["error"] == "validation_error"
+    assert answer["detail"]
+    assert (funded.get("/me").json(), funded.get("/plays").json()) == before
+    with make_sessionmaker(engine)() as session:
+        assert run_audit(session=session).ok
+
+
+@pytest.mark.parametrize(
+    "raw", [b"{", b"not json", b'{"amount_cents": 100', '{"amount_cents": "\u00e9"}'.encode()]
+)
+def test_malformed_json(funded: Player, raw: bytes) -> None:
+    before = funded.balance()
+    headers = {**funded.headers, "Idempotency-Key": "k", "Content-Type": "application/json"}
+    r = funded.client.post("/api/v1/deposits", content=raw, headers=headers)
+    assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+    assert funded.balance() == before
+
+
+def test_bad_idempotency_keys(funded: Player) -> None:
+    before = funded.balance()
+    for key in ("", "   ", "x" * 201):
+        r = funded.post("/deposits", {"amount_cents": 100}, key=key)
+        assert (r.status_code, r.json()["error"]) == (400, "bad_request"), key
+        r = funded.post("/plays", {"stake_cents": 100, "mode": "auto"}, key=key)
+        assert (r.status_code, r.json()["error"]) == (400, "bad_request"), key
+    assert funded.balance() == before
+
+
+def test_routes_need_a_session(client: TestClient) -> None:
+    for method, path in [
+        ("GET", "/me"),
+        ("PUT", "/me/limits"),
+        ("POST", "/me/self-exclusion"),
+        ("POST", "/deposits"),
+        ("POST", "/plays"),
+        ("POST", "/plays/1/reveal"),
+        ("GET", "/plays/1"),
+        ("GET", "/plays"),
+        ("DELETE", "/sessions/current"),
+    ]:
+        r = client.request(method, f"/api/v1{path}", json={})
+        assert r.status_code in (401, 422), (method, path)
+        if r.status_code == 401:
+            assert r.json()["error"] == "unauthorized"
+
+
+def test_wrong_method(client: TestClient) -> None:
+    r = client.put("/api/v1/players", json={})
+    assert r.status_code == 405
+    assert set(r.json()) == {"error", "detail"}
