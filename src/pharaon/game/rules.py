@@ -14,6 +14,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from pharaon.game.fields import field
+
 BASE_PRICE_CENTS = 100
 
 
@@ -80,14 +82,7 @@ class Rules:
 
 
 def _require(table: dict[str, Any], key: str, kind: type, where: str) -> Any:
-    if key not in table:
-        raise RulesError(f"{where}: missing key {key!r}")
-    value = table[key]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise RulesError(f"{where}: {key} must be an integer, got {value!r}")
-    if not isinstance(value, kind):
-        raise RulesError(f"{where}: {key} must be {kind.__name__}, got {value!r}")
-    return value
+    return field(table, key, kind, where, error=RulesError)
 
 
 def parse_rules(data: dict[str, Any]) -> Rules:

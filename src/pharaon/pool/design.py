@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from pharaon.game.fields import field
 from pharaon.game.rules import PrizeTier, rules
 from pharaon.pool.layout import LayoutError, Plan, lay_out
 
@@ -136,16 +137,9 @@ class Design:
 
 
 def _field(table: dict[str, Any], key: str, kind: type, where: str, default: Any = None) -> Any:
-    if key not in table:
-        if default is not None:
-            return default
-        raise DesignError(f"{where}: missing key {key!r}")
-    value = table[key]
-    if kind is int and (isinstance(value, bool) or not isinstance(value, int)):
-        raise DesignError(f"{where}: {key} must be an integer, got {value!r}")
-    if not isinstance(value, kind):
-        raise DesignError(f"{where}: {key} must be a {kind.__name__}, got {value!r}")
-    return value
+    if default is None:
+        return field(table, key, kind, where, error=DesignError)
+    return field(table, key, kind, where, error=DesignError, default=default)
 
 
 def parse_design(data: dict[str, Any]) -> Design:
