@@ -143,6 +143,9 @@ class Block:
     manifest: Manifest
     units: NDArray[np.int8]
     lots_cents: NDArray[np.int64]
+    # (n, 67) uint8: the ticket bytes as read from a file, so checks hash what the file holds
+    # without encoding the units again; None for a block made in memory.
+    tickets: NDArray[np.uint8] | None = None
 
     @property
     def size(self) -> int:
@@ -286,7 +289,7 @@ def read_block(path: Path | str) -> Block:
     if not np.array_equal(serial, expected):
         first = int(np.argmax(serial != expected))
         raise BlockFileError(f"{path}: row {first + 1} has serial {serial[first]}, not {first + 1}")
-    return Block(manifest=manifest, units=units, lots_cents=lots)
+    return Block(manifest=manifest, units=units, lots_cents=lots, tickets=tickets)
 
 
 def _ticket_matrix(column: pa.ChunkedArray, n: int) -> NDArray[np.uint8]:

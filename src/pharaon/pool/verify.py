@@ -10,6 +10,7 @@ amounts, smaller counts).
 from __future__ import annotations
 
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,28 +49,40 @@ def _serials(mask: NDArray[np.bool_], limit: int = 3) -> str:
     return ", ".join(str(s) for s in found) + more
 
 
-def composition_keys(result: BatchResult) -> list[str]:
-    """Per unit, the composition the evaluator sees: ``'L:<line codes> B:<bonus codes>'``."""
-    codes = rules().symbol_codes
-    lines, bonus = result.line_counts.astype(np.int64), result.bonus_counts.astype(np.int64)
+def _packed_compositions(
+    line_counts: NDArray[np.int8], bonus_counts: NDArray[np.int8]
+) -> NDArray[np.int64]:
+    """(n,) int64: each unit's line and bonus counts per symbol, (n, 6) each, as one number."""
+    lines, bonus = line_counts.astype(np.int64), bonus_counts.astype(np.int64)
     code = np.zeros(lines.shape[0], dtype=np.int64)
     for s in range(SYMBOLS):
         code = code * 64 + lines[:, s]
     for s in range(SYMBOLS):
         code = code * 8 + bonus[:, s]
-    unique, inverse = np.unique(code, return_inverse=True)
-    names = []
-    for packed in unique.tolist():
-        rest = packed
-        b = [0] * SYMBOLS
-        ln = [0] * SYMBOLS
-        for s in reversed(range(SYMBOLS)):
-            rest, b[s] = divmod(rest, 8)
-        for s in reversed(range(SYMBOLS)):
-            rest, ln[s] = divmod(rest, 64)
-        line_codes = "".join(codes[s] * ln[s] for s in range(SYMBOLS))
-        bonus_codes = "".join(codes[s] * b[s] for s in range(SYMBOLS))
-        names.append(f"L:{line_codes} B:{bonus_codes}")
+    return code
+
+
+def _composition_name(packed: int) -> str:
+    """``'L:<line codes> B:<bonus codes>'`` of a packed composition."""
+    codes = rules().symbol_codes
+    rest = packed
+    b = [0] * SYMBOLS
+    ln = [0] * SYMBOLS
+    for s in reversed(range(SYMBOLS)):
+        rest, b[s] = divmod(rest, 8)
+    for s in reversed(range(SYMBOLS)):
+        rest, ln[s] = divmod(rest, 64)
+    line_codes = "".join(codes[s] * ln[s] for s in range(SYMBOLS))
+    bonus_codes = "".join(codes[s] * b[s] for s in range(SYMBOLS))
+    return f"L:{line_codes} B:{bonus_codes}"
+
+
+def composition_keys(result: BatchResult) -> list[str]:
+    """Per unit, the composition the evaluator sees: ``'L:<line codes> B:<bonus codes>'``."""
+    unique, inverse = np.unique(
+        _packed_compositions(result.line_counts, result.bonus_counts), return_inverse=True
+    )
+    names = [_composition_name(packed) for packed in unique.tolist()]
     return [names[i] for i in inverse.tolist()]
 
 
@@ -134,7 +147,12 @@ def verify_block(
     n = block.size
     if not _check_identity(m, n, problems):
         return _report(problems, m)
-    result = evaluate_batch(block.units, m.price_cents)
+    tickets = block.tickets if block.tickets is not None else ticket_bytes(block.units)
+    # hashlib and the numba evaluator both release the GIL: hash while evaluating.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(units_sha256, tickets)
+        result = evaluate_batch(block.units, m.price_cents)
+        units_digest = digest.result()
     bad = result.malformed
     if bad.any():
         problems.append(
@@ -159,8 +177,7 @@ def verify_block(
         )
     _check_compositions(m, result, problems)
     step(2)
-    tickets = ticket_bytes(block.units)
-    if units_sha256(tickets) != m.units_sha256:
+    if units_digest != m.units_sha256:
         problems.append("units_sha256 does not match the units")
     step(3)
     if merkle_root(leaf_hashes(tickets, block.lots_cents)) != m.merkle_root:
@@ -177,17 +194,18 @@ def _check_compositions(m: Manifest, result: BatchResult, problems: list[str]) -
             f"{int(loser_combos.sum())} losing units hold a line or bonus group, serials "
             f"{_serials(loser_combos)}"
         )
-    keys = composition_keys(
-        BatchResult(
-            result.lots_cents[winning],
-            result.combinations[winning],
-            result.malformed[winning],
-            result.line_counts[winning],
-            result.bonus_counts[winning],
-        )
+    # Count (composition, lot) pairs with numpy; only the distinct ones get a name.
+    # A packed composition is below 2**54, so (composition, lot index) packs into one int64.
+    amounts, lot_index = np.unique(result.lots_cents[winning], return_inverse=True)
+    codes = _packed_compositions(result.line_counts[winning], result.bonus_counts[winning])
+    packed = codes * 64 + lot_index
+    unique, counts = np.unique(packed, return_counts=True)
+    have = Counter(
+        {
+            (_composition_name(key // 64), int(amounts[key % 64])): count
+            for key, count in zip(unique.tolist(), counts.tolist(), strict=True)
+        }
     )
-    lots = result.lots_cents[winning].tolist()
-    have = Counter(zip(keys, lots, strict=True))
     want = Counter({(c.key, c.amount_cents): c.count for c in m.counts})
     for key in sorted(set(have) | set(want)):
         if have[key] != want[key]:
