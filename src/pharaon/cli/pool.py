@@ -13,7 +13,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 
 from pharaon.cli.app import app, fail
 from pharaon.game.rules import BASE_PRICE_CENTS
-from pharaon.pool.blockfile import BlockFileError, read_block, write_block
+from pharaon.pool.blockfile import Block, BlockFileError, read_block, write_block
 from pharaon.pool.design import DesignError, load_design
 from pharaon.pool.layout import LayoutError
 from pharaon.pool.layout import Progress as ProgressCallback
@@ -122,6 +122,14 @@ def verify_command(
     typer.echo(report.summary)
 
 
+def _read(file: Path, progress: ProgressCallback) -> Block:
+    """Read a block file, shown as one step of the progress bars."""
+    progress("read", 0, 1)
+    block_ = read_block(file)
+    progress("read", 1, 1)
+    return block_
+
+
 @app.command("export")
 def export_command(
     file: Annotated[Path, typer.Argument(help="The block file.")],
@@ -132,9 +140,7 @@ def export_command(
 
     try:
         with _progress() as progress:
-            progress("read", 0, 1)
-            block_ = read_block(file)
-            progress("read", 1, 1)
+            block_ = _read(file, progress)
             export_csv(block_, csv, progress=progress)
     except BlockFileError as exc:
         fail(str(exc))
@@ -153,9 +159,7 @@ def report_command(
 
     try:
         with _progress() as progress:
-            progress("read", 0, 1)
-            block_ = read_block(file)
-            progress("read", 1, 1)
+            block_ = _read(file, progress)
             progress("report", 0, 1)
             page = write_report(block_, out)
             progress("report", 1, 1)

@@ -12,6 +12,7 @@ from sqlalchemy import select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
+from pharaon.service import audit
 from pharaon.service.errors import BadRequestError, IdempotencyConflictError
 from pharaon.store.tables import IdempotencyKey
 
@@ -73,3 +74,20 @@ def settle(session: Session, *, key_id: int, result_id: int) -> None:
     session.execute(
         update(IdempotencyKey).where(IdempotencyKey.id == key_id).values(result_id=result_id)
     )
+
+
+def settle_and_record(
+    session: Session,
+    *,
+    claim: Claim,
+    result_id: int,
+    kind: str,
+    player_id: int,
+    payload: dict[str, Any],
+    now: datetime,
+) -> None:
+    """Finish a player's idempotent money movement in one commit: the key points at its
+    result and the audit log records it."""
+    settle(session, key_id=claim.key_id, result_id=result_id)
+    audit.append(session, kind=kind, actor=f"player:{player_id}", payload=payload, now=now)
+    session.commit()

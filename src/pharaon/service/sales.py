@@ -17,7 +17,7 @@ from sqlalchemy import case, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.rules import rules
-from pharaon.service import audit, blocks, idempotency, ledger, limits
+from pharaon.service import blocks, idempotency, ledger, limits
 from pharaon.service.errors import InsufficientFundsError, InvalidError, SoldOutError
 from pharaon.service.plays import PlayView, build_view, view_play
 from pharaon.store.tables import (
@@ -151,11 +151,12 @@ def buy(
                 .returning(PlayRow.id)
             ).scalar_one()
         )
-        idempotency.settle(session, key_id=claim.key_id, result_id=play_id)
-        audit.append(
+        idempotency.settle_and_record(
             session,
+            claim=claim,
+            result_id=play_id,
             kind="purchase",
-            actor=f"player:{player_id}",
+            player_id=player_id,
             payload={
                 "play_id": play_id,
                 "player_id": player_id,
@@ -167,7 +168,6 @@ def buy(
             },
             now=now,
         )
-        session.commit()
     except BaseException:
         session.rollback()
         raise

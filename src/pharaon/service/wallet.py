@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import audit, idempotency, ledger, limits
+from pharaon.service import idempotency, ledger, limits
 from pharaon.service.errors import InvalidError
 from pharaon.store.tables import CASH_ACCOUNT, Account, Deposit, Player
 
@@ -87,11 +87,12 @@ def deposit(
             )
             .returning(Deposit.id)
         ).scalar_one()
-        idempotency.settle(session, key_id=claim.key_id, result_id=deposit_id)
-        audit.append(
+        idempotency.settle_and_record(
             session,
+            claim=claim,
+            result_id=deposit_id,
             kind="deposit",
-            actor=f"player:{player_id}",
+            player_id=player_id,
             payload={
                 "deposit_id": deposit_id,
                 "player_id": player_id,
@@ -100,7 +101,6 @@ def deposit(
             },
             now=now,
         )
-        session.commit()
     except BaseException:
         session.rollback()
         raise
