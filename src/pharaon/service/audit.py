@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, func, insert, select, update
+from sqlalchemy import Select, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.store.tables import (
@@ -29,6 +30,15 @@ from pharaon.store.tables import (
 
 _HEAD = 1
 _CHAIN_BATCH = 10_000
+
+# Built once: appending is on the path of every purchase.
+_LOCK_HEAD = select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD).with_for_update()
+_INSERT_RECORD = insert(AuditRecord)
+_MOVE_HEAD = (
+    update(AuditHead)
+    .where(AuditHead.id == _HEAD)
+    .values(seq=bindparam("new_seq"), sha256=bindparam("new_sha256"))
+)
 
 
 def canonical_json(payload: dict[str, Any]) -> str:
@@ -51,26 +61,40 @@ def append(
     The head row is locked (``FOR UPDATE``; SQLite's write lock is already held), so records
     are chained in commit order. Call it last in a transaction: the lock is held until commit.
     """
-    seq, prev = session.execute(
-        select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD).with_for_update()
-    ).one()
-    seq += 1
-    body = canonical_json(payload)
-    digest = record_hash(
-        prev_sha256=prev, seq=seq, created_at=now, kind=kind, actor=actor, payload=body
-    )
-    session.execute(
-        insert(AuditRecord).values(
-            seq=seq,
-            created_at=now,
-            kind=kind,
-            actor=actor,
-            payload=body,
-            prev_sha256=prev,
-            sha256=digest,
+    return append_many(session, records=[(kind, actor, payload)], now=now)
+
+
+def append_many(
+    session: Session, *, records: Sequence[tuple[str, str, dict[str, Any]]], now: datetime
+) -> int:
+    """Append ``records`` (kind, actor, payload) in order, in the caller's transaction, with
+    one lock of the head and one insert; returns the last sequence number (the head's if none).
+    """
+    seq, prev = session.execute(_LOCK_HEAD).one()
+    if not records:
+        return int(seq)
+    rows = []
+    for kind, actor, payload in records:
+        seq += 1
+        body = canonical_json(payload)
+        digest = record_hash(
+            prev_sha256=prev, seq=seq, created_at=now, kind=kind, actor=actor, payload=body
         )
-    )
-    session.execute(update(AuditHead).where(AuditHead.id == _HEAD).values(seq=seq, sha256=digest))
+        rows.append(
+            {
+                "seq": seq,
+                "created_at": now,
+                "kind": kind,
+                "actor": actor,
+                "payload": body,
+                "prev_sha256": prev,
+                "sha256": digest,
+            }
+        )
+        prev = digest
+    connection = session.connection()
+    connection.execute(_INSERT_RECORD, rows)
+    connection.execute(_MOVE_HEAD, {"new_seq": seq, "new_sha256": prev})
     return int(seq)
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -41,27 +42,37 @@ class Claim:
     replay_of: int | None
 
 
+# Built once per dialect: claiming is on the path of every purchase and deposit.
+_CLAIM = {
+    name: dialect_insert(IdempotencyKey)
+    .on_conflict_do_nothing(index_elements=["player_id", "key"])
+    .returning(IdempotencyKey.id)
+    for name, dialect_insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))
+}
+_CLAIMED = select(IdempotencyKey.id, IdempotencyKey.request_sha256, IdempotencyKey.result_id).where(
+    IdempotencyKey.player_id == bindparam("player"), IdempotencyKey.key == bindparam("claimed")
+)
+_SETTLE = (
+    update(IdempotencyKey)
+    .where(IdempotencyKey.id == bindparam("key_id"))
+    .values(result_id=bindparam("result"))
+)
+
+
 def claim(session: Session, *, player_id: int, key: str, digest: str, now: datetime) -> Claim:
     """Take ``key`` for this request in the caller's transaction, or find its earlier use.
 
     A concurrent request with the same key waits on the unique index until the first commits
     (then it replays its result) or rolls back (then it takes the key).
     """
-    dialect = session.get_bind().dialect.name
-    insert = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    key_id = session.execute(
-        insert(IdempotencyKey)
-        .values(player_id=player_id, key=key, request_sha256=digest, created_at=now)
-        .on_conflict_do_nothing(index_elements=["player_id", "key"])
-        .returning(IdempotencyKey.id)
+    connection = session.connection()
+    key_id = connection.execute(
+        _CLAIM[connection.dialect.name],
+        {"player_id": player_id, "key": key, "request_sha256": digest, "created_at": now},
     ).scalar_one_or_none()
     if key_id is not None:
         return Claim(int(key_id), None)
-    row = session.execute(
-        select(IdempotencyKey.id, IdempotencyKey.request_sha256, IdempotencyKey.result_id).where(
-            IdempotencyKey.player_id == player_id, IdempotencyKey.key == key
-        )
-    ).one()
+    row = connection.execute(_CLAIMED, {"player": player_id, "claimed": key}).one()
     if row.request_sha256 != digest or row.result_id is None:
         raise IdempotencyConflictError(
             "this Idempotency-Key was already used for another request; use a new key"
@@ -71,9 +82,15 @@ def claim(session: Session, *, player_id: int, key: str, digest: str, now: datet
 
 def settle(session: Session, *, key_id: int, result_id: int) -> None:
     """Remember the result of the request that took the key."""
-    session.execute(
-        update(IdempotencyKey).where(IdempotencyKey.id == key_id).values(result_id=result_id)
-    )
+    settle_many(session, results=[(key_id, result_id)])
+
+
+def settle_many(session: Session, *, results: Sequence[tuple[int, int]]) -> None:
+    """Remember the results (key id, result id) of the requests that took the keys."""
+    if results:
+        session.connection().execute(
+            _SETTLE, [{"key_id": key_id, "result": result} for key_id, result in results]
+        )
 
 
 def settle_and_record(

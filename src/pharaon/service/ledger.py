@@ -10,12 +10,20 @@ from sqlalchemy.orm import Session
 
 from pharaon.store.tables import Account, LedgerEntry, LedgerTransaction
 
+Entries = Sequence[tuple[int, int]]  # (account id, cents)
+
+# Built once: posting is on the path of every purchase.
+_INSERT_TRANSACTION = insert(LedgerTransaction).returning(
+    LedgerTransaction.id, sort_by_parameter_order=True
+)
+_INSERT_ENTRY = insert(LedgerEntry)
+
 
 def post(
     session: Session,
     *,
     kind: str,
-    entries: Sequence[tuple[int, int]],
+    entries: Entries,
     now: datetime,
     settled: frozenset[int] = frozenset(),
 ) -> int:
@@ -25,29 +33,54 @@ def post(
     balance the caller has already moved in this transaction (with its own guard, such as
     funds). Operator accounts are updated in id order so concurrent movements never deadlock.
     """
-    if sum(amount for _, amount in entries) != 0:
-        raise ValueError(f"ledger entries must sum to zero, got {list(entries)}")
-    transaction_id = session.execute(
-        insert(LedgerTransaction).values(kind=kind, created_at=now).returning(LedgerTransaction.id)
-    ).scalar_one()
-    session.execute(
-        insert(LedgerEntry),
-        [
-            {"transaction_id": transaction_id, "account_id": account, "amount_cents": amount}
-            for account, amount in entries
-            if amount
-        ],
-    )
+    (transaction_id,) = post_many(session, kind=kind, movements=[entries], now=now, settled=settled)
+    return transaction_id
+
+
+def post_many(
+    session: Session,
+    *,
+    kind: str,
+    movements: Sequence[Entries],
+    now: datetime,
+    settled: frozenset[int] = frozenset(),
+) -> list[int]:
+    """Record each of ``movements`` as one transaction; their ids, in order.
+
+    As :func:`post`, with one insert per table and one balance update for all of them: the
+    accounts outside ``settled`` (the operator's, which every purchase moves) are locked once.
+    """
+    for entries in movements:
+        if sum(amount for _, amount in entries) != 0:
+            raise ValueError(f"ledger entries must sum to zero, got {list(entries)}")
+    if not movements:
+        return []
+    connection = session.connection()
+    ids = [
+        int(row[0])
+        for row in connection.execute(
+            _INSERT_TRANSACTION, [{"kind": kind, "created_at": now} for _ in movements]
+        )
+    ]
+    rows = [
+        {"transaction_id": transaction_id, "account_id": account, "amount_cents": amount}
+        for transaction_id, entries in zip(ids, movements, strict=True)
+        for account, amount in entries
+        if amount
+    ]
+    if rows:
+        connection.execute(_INSERT_ENTRY, rows)
     moves: dict[int, int] = {}
-    for account, amount in entries:
-        if account not in settled:
-            moves[account] = moves.get(account, 0) + amount
+    for entries in movements:
+        for account, amount in entries:
+            if account not in settled:
+                moves[account] = moves.get(account, 0) + amount
     moves = {a: m for a, m in moves.items() if m}
     if moves:
         # One statement; PostgreSQL locks the rows in index (id) order, as every writer does.
-        session.execute(
+        connection.execute(
             update(Account)
             .where(Account.id.in_(sorted(moves)))
             .values(balance_cents=Account.balance_cents + case(moves, value=Account.id, else_=0))
         )
-    return int(transaction_id)
+    return ids
