@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Callable
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service.errors import UnauthorizedError
@@ -16,6 +18,19 @@ from pharaon.store.tables import Player, SessionRow
 
 # A session's last request is written at most this often, so most requests stay read-only.
 _TOUCH_EVERY = timedelta(seconds=30)
+
+# Built once: every authenticated request looks its session up.
+_LOOKUP = (
+    select(
+        SessionRow.player_id,
+        SessionRow.csrf_token,
+        SessionRow.last_seen_at,
+        Player.email,
+        Player.self_excluded_until,
+    )
+    .join(Player, Player.id == SessionRow.player_id)
+    .where(SessionRow.token_sha256 == bindparam("digest"))
+)
 
 
 def token_digest(token: str) -> str:
@@ -56,32 +71,39 @@ def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
     return NewSession(token, csrf, now)
 
 
-def resolve(*, session: Session, token: str, now: datetime, idle: timedelta) -> Current:
-    """The player of ``token``; :class:`UnauthorizedError` if unknown or idle over ``idle``."""
+def resolve(
+    *,
+    session: Session,
+    token: str,
+    now: datetime,
+    idle: timedelta,
+    write: Callable[[], Session] | None = None,
+) -> Current:
+    """The player of ``token``; :class:`UnauthorizedError` if unknown or idle over ``idle``.
+
+    ``session`` only reads (it may be a read-only session); the rare writes (the session's
+    last request, at most every 30 s; deleting an expired one) go through a session from
+    ``write`` (by default ``session`` itself), so most requests never wait for a writer.
+    """
     digest = token_digest(token)
-    row = session.execute(
-        select(
-            SessionRow.player_id,
-            SessionRow.csrf_token,
-            SessionRow.last_seen_at,
-            Player.email,
-            Player.self_excluded_until,
-        )
-        .join(Player, Player.id == SessionRow.player_id)
-        .where(SessionRow.token_sha256 == digest)
-    ).first()
+    row = session.connection().execute(_LOOKUP, {"digest": digest}).first()
+    session.rollback()
     if row is None:
-        session.rollback()
         raise UnauthorizedError("not logged in, or the session has ended")
-    if now - row.last_seen_at > idle:
-        session.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
-        session.commit()
+    expired = now - row.last_seen_at > idle
+    if expired or now - row.last_seen_at >= _TOUCH_EVERY:
+        with write() if write is not None else nullcontext(session) as writer:
+            if expired:
+                writer.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
+            else:
+                writer.execute(
+                    update(SessionRow)
+                    .where(SessionRow.token_sha256 == digest)
+                    .values(last_seen_at=now)
+                )
+            writer.commit()
+    if expired:
         raise UnauthorizedError("the session expired after inactivity; log in again")
-    if now - row.last_seen_at >= _TOUCH_EVERY:
-        session.execute(
-            update(SessionRow).where(SessionRow.token_sha256 == digest).values(last_seen_at=now)
-        )
-    session.commit()
     return Current(int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest)
 
 

@@ -11,6 +11,10 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_MS = 30_000
+# An execution option: the transactions of this engine only read. On SQLite they begin
+# DEFERRED and take no write lock, so reads never queue behind a writer (WAL lets them run
+# beside it); they must not write. PostgreSQL ignores the option.
+READ_ONLY = "pharaon_read_only"
 
 
 class DatabaseUrlError(ValueError):
@@ -71,6 +75,9 @@ def _sqlite_setup(engine: Engine) -> None:
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
+        if connection.get_execution_options().get(READ_ONLY):
+            connection.exec_driver_sql("BEGIN DEFERRED")
+            return
         # Take the write lock at the start: a purchase never fails half-way on a busy upgrade.
         # The in-process lock only spares the polling; if it is not had in time, SQLite's own
         # lock still keeps writers apart.
@@ -89,5 +96,8 @@ def _sqlite_setup(engine: Engine) -> None:
             writer.release()
 
 
-def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
-    return sessionmaker(engine, expire_on_commit=False)
+def make_sessionmaker(engine: Engine, *, read_only: bool = False) -> sessionmaker[Session]:
+    """Sessions over ``engine``; with ``read_only``, sessions for transactions that only read
+    (on SQLite they run beside the writer instead of after it)."""
+    bind = engine.execution_options(**{READ_ONLY: True}) if read_only else engine
+    return sessionmaker(bind, expire_on_commit=False)

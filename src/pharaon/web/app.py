@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 
 from pharaon import __version__
+from pharaon.service.desk import SalesDesk
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.settings import Settings
@@ -34,6 +35,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
+        app.state.desk.close()
         if own_engine:
             engine.dispose()
 
@@ -49,6 +51,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
+    app.state.read_sessionmaker = make_sessionmaker(engine, read_only=True)
+    app.state.desk = SalesDesk(app.state.sessionmaker)
     errors.install(app)
     for module in (players, sessions, me, deposits, plays, prizes, meta):
         app.include_router(module.router, prefix=API_PREFIX)

@@ -12,6 +12,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
+from pharaon.service.desk import SalesDesk
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
 from pharaon.store.settings import Settings
 
@@ -21,7 +22,7 @@ CSRF_HEADER = "X-CSRF-Token"
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def _settings(request: Request) -> Settings:
+async def _settings(request: Request) -> Settings:
     settings: Settings = request.app.state.settings
     return settings
 
@@ -32,11 +33,17 @@ def _session(request: Request) -> Iterator[Session]:
         yield session
 
 
+async def _desk(request: Request) -> SalesDesk:
+    desk: SalesDesk = request.app.state.desk
+    return desk
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
+DeskDep = Annotated[SalesDesk, Depends(_desk)]
 SessionDep = Annotated[Session, Depends(_session)]
 
 
-def _current(request: Request, session: SessionDep, settings: SettingsDep) -> sessions.Current:
+def _current(request: Request, settings: SettingsDep) -> sessions.Current:
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")
@@ -48,12 +55,15 @@ def _current(request: Request, session: SessionDep, settings: SettingsDep) -> se
         if not token:
             raise UnauthorizedError("not logged in")
         by_cookie = True
-    current = sessions.resolve(
-        session=session,
-        token=token.strip(),
-        now=utcnow(),
-        idle=timedelta(minutes=settings.session_idle_minutes),
-    )
+    readers: sessionmaker[Session] = request.app.state.read_sessionmaker
+    with readers() as session:
+        current = sessions.resolve(
+            session=session,
+            token=token.strip(),
+            now=utcnow(),
+            idle=timedelta(minutes=settings.session_idle_minutes),
+            write=request.app.state.sessionmaker,
+        )
     if by_cookie and request.method in _UNSAFE:
         sent = request.headers.get(CSRF_HEADER, "")
         if not sent or not secrets.compare_digest(sent, current.csrf_token):

@@ -7,8 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, status
 
 from pharaon.service import plays, sales
-from pharaon.service.clock import utcnow
-from pharaon.web.deps import CurrentPlayer, IdempotencyKey, SessionDep
+from pharaon.web.deps import CurrentPlayer, DeskDep, IdempotencyKey, SessionDep
 from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, RevealIn
 
 router = APIRouter(tags=["plays"])
@@ -17,19 +16,12 @@ PlayId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/plays", status_code=status.HTTP_201_CREATED)
-def buy(
-    body: PlayIn, current: CurrentPlayer, session: SessionDep, key: IdempotencyKey = None
+async def buy(
+    body: PlayIn, current: CurrentPlayer, desk: DeskDep, key: IdempotencyKey = None
 ) -> PlayOut:
     """Buy the next unit at ``stake_cents``; a retry with the same Idempotency-Key charges
     once and returns the same play."""
-    play = sales.buy(
-        session=session,
-        player_id=current.player_id,
-        stake_cents=body.stake_cents,
-        mode=body.mode,
-        idempotency_key=key,
-        now=utcnow(),
-    )
+    play = await desk.buy(sales.Order(current.player_id, body.stake_cents, body.mode, key))
     return PlayOut.of(play)
 
 
