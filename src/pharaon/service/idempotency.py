@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, select, update
+from sqlalchemy import bindparam, delete, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
@@ -43,20 +43,14 @@ class Claim:
 
 
 # Built once per dialect: claiming is on the path of every purchase and deposit.
-_CLAIM = {
-    name: dialect_insert(IdempotencyKey)
-    .on_conflict_do_nothing(index_elements=["player_id", "key"])
-    .returning(IdempotencyKey.id)
-    for name, dialect_insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))
-}
-_CLAIMED = select(IdempotencyKey.id, IdempotencyKey.request_sha256, IdempotencyKey.result_id).where(
-    IdempotencyKey.player_id == bindparam("player"), IdempotencyKey.key == bindparam("claimed")
+_CLAIMED = select(
+    IdempotencyKey.player_id,
+    IdempotencyKey.key,
+    IdempotencyKey.id,
+    IdempotencyKey.request_sha256,
+    IdempotencyKey.result_id,
 )
-_SETTLE = (
-    update(IdempotencyKey)
-    .where(IdempotencyKey.id == bindparam("key_id"))
-    .values(result_id=bindparam("result"))
-)
+_CONFLICT = "this Idempotency-Key was already used for another request; use a new key"
 
 
 def claim(session: Session, *, player_id: int, key: str, digest: str, now: datetime) -> Claim:
@@ -65,19 +59,72 @@ def claim(session: Session, *, player_id: int, key: str, digest: str, now: datet
     A concurrent request with the same key waits on the unique index until the first commits
     (then it replays its result) or rolls back (then it takes the key).
     """
+    (claimed,) = claim_many(session, requests=[(player_id, key, digest)], now=now)
+    if isinstance(claimed, IdempotencyConflictError):
+        raise claimed
+    return claimed
+
+
+def claim_many(
+    session: Session, *, requests: Sequence[tuple[int, str, str]], now: datetime
+) -> list[Claim | IdempotencyConflictError]:
+    """:func:`claim` for each (player id, key, request digest), with one insert; the claims,
+    or the conflicts, in the requests' order. The (player, key) pairs must be distinct.
+
+    Keys are inserted in (player, key) order, the same in every transaction, so two that
+    claim the same keys at once wait for each other instead of deadlocking.
+    """
     connection = session.connection()
-    key_id = connection.execute(
-        _CLAIM[connection.dialect.name],
-        {"player_id": player_id, "key": key, "request_sha256": digest, "created_at": now},
-    ).scalar_one_or_none()
-    if key_id is not None:
-        return Claim(int(key_id), None)
-    row = connection.execute(_CLAIMED, {"player": player_id, "claimed": key}).one()
-    if row.request_sha256 != digest or row.result_id is None:
-        raise IdempotencyConflictError(
-            "this Idempotency-Key was already used for another request; use a new key"
+    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
+    rows = [
+        {"player_id": player_id, "key": key, "request_sha256": digest, "created_at": now}
+        for player_id, key, digest in sorted(set(requests))
+    ]
+    taken = {
+        (int(player_id), key): int(key_id)
+        for player_id, key, key_id in connection.execute(
+            dialect.insert(IdempotencyKey)
+            .values(rows)
+            .on_conflict_do_nothing(index_elements=["player_id", "key"])
+            .returning(IdempotencyKey.player_id, IdempotencyKey.key, IdempotencyKey.id)
         )
-    return Claim(int(row.id), int(row.result_id))
+    }
+    used = [(p, k) for p, k, _ in requests if (p, k) not in taken]
+    earlier = {}
+    if used:
+        for row in connection.execute(
+            _CLAIMED.where(
+                IdempotencyKey.player_id.in_({p for p, _ in used}),
+                IdempotencyKey.key.in_({k for _, k in used}),
+            )
+        ):
+            earlier[(int(row.player_id), row.key)] = row
+    out: list[Claim | IdempotencyConflictError] = []
+    for player_id, key, digest in requests:
+        if (player_id, key) in taken:
+            out.append(Claim(taken[(player_id, key)], None))
+            continue
+        row = earlier[(player_id, key)]
+        if row.request_sha256 != digest or row.result_id is None:
+            out.append(IdempotencyConflictError(_CONFLICT))
+        else:
+            out.append(Claim(int(row.id), int(row.result_id)))
+    return out
+
+
+def release_many(session: Session, *, key_ids: Sequence[int]) -> None:
+    """Give back keys taken in this transaction by requests that were then refused."""
+    if key_ids:
+        session.connection().execute(
+            delete(IdempotencyKey).where(IdempotencyKey.id.in_(list(key_ids)))
+        )
+
+
+_SETTLE = (
+    update(IdempotencyKey)
+    .where(IdempotencyKey.id == bindparam("key_id"))
+    .values(result_id=bindparam("result"))
+)
 
 
 def settle(session: Session, *, key_id: int, result_id: int) -> None:

@@ -4,25 +4,27 @@ record the play and credit the unit's lot, atomically.
 Purchases that arrive together are sold in one database transaction (:func:`buy_many`, fed by
 :mod:`pharaon.service.desk`): one commit, so one disk flush, for all of them (group commit),
 and the rows every purchase touches (the block, the operator accounts, the audit head) are
-locked once per batch instead of once per purchase. Each purchase runs in its own savepoint:
-one that is refused (short balance, sold out, self-excluded, a conflicting key) is undone alone
-and the others go on.
+locked once per batch instead of once per purchase. Each step is one statement for the whole
+batch (claim the keys, debit the stakes, take the units, credit the lots, record), so a batch
+costs about fifteen round trips to the database whatever its size. An order that is refused
+(short balance, sold out, self-excluded, a conflicting key) has its key given back and its
+stake refunded in the same transaction, and the others go on.
 
-The unit is taken with one ``UPDATE blocks SET next_serial = next_serial + 1 ... RETURNING``:
-the block's row lock (PostgreSQL) or the database write lock (SQLite, ``BEGIN IMMEDIATE``)
-orders buyers, so serials are sold in order, none twice and none skipped. Every writer locks
-rows in the same order (players' accounts by id, blocks by price, operator accounts by id, the
-audit head), so concurrent purchases never deadlock.
+Units are taken from the open block at each price by reading its ``next_serial`` with the row
+locked (``FOR UPDATE`` on PostgreSQL; SQLite's write lock is held from ``BEGIN IMMEDIATE``) and
+moving it past the units taken, so serials are sold in order, none twice and none skipped.
+Every writer locks rows in the same order (idempotency keys, players' accounts by id, blocks
+by price, operator accounts by id, the audit head), so concurrent purchases never deadlock.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from sqlalchemy import Connection, bindparam, case, exists, insert, select, update
+from sqlalchemy import Connection, bindparam, case, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.rules import rules
@@ -48,44 +50,26 @@ Mode = Literal["jouer", "auto"]
 ALL_GRIDS: Final = 0b1111
 
 
-# Built once: these run for every purchase.
+# Built once: these run for every batch.
 _LOCK_ACCOUNTS = (
     select(Account.id)
     .where(Account.player_id.in_(bindparam("players", expanding=True)))
     .order_by(Account.id)
     .with_for_update()
 )
-_DEBIT = (
-    update(Account)
-    .where(
-        Account.player_id == bindparam("player"),
-        Account.balance_cents >= bindparam("stake"),
-        ~exists().where(
-            Player.id == bindparam("player"),
-            Player.self_excluded_until > bindparam("now"),
-        ),
-    )
-    .values(balance_cents=Account.balance_cents - bindparam("stake"))
-    .returning(Account.id, Account.balance_cents)
-)
-_EXCLUDED_UNTIL = select(Player.self_excluded_until).where(Player.id == bindparam("player"))
-_TAKE_UNIT = (
-    update(Block)
+_OPEN_BLOCK = (
+    select(Block.id, Block.next_serial, Block.block_size)
     .where(Block.price_cents == bindparam("price"), Block.state == "open")
-    .values(
-        next_serial=Block.next_serial + 1,
-        state=case((Block.next_serial == Block.block_size, "sold_out"), else_=Block.state),
-    )
-    .returning(Block.id, Block.next_serial)
+    .with_for_update()
 )
-_UNIT = select(UnitRow.lot_cents, UnitRow.cells).where(
-    UnitRow.block_id == bindparam("block"), UnitRow.serial == bindparam("serial")
+_ADVANCE = (
+    update(Block)
+    .where(Block.id == bindparam("block"))
+    .values(next_serial=bindparam("next"), state=bindparam("new_state"))
 )
-_CREDIT = (
-    update(Account)
-    .where(Account.id == bindparam("account"))
-    .values(balance_cents=Account.balance_cents + bindparam("lot"))
-    .returning(Account.balance_cents)
+_UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
+    UnitRow.block_id == bindparam("block"),
+    UnitRow.serial.between(bindparam("first"), bindparam("last")),
 )
 _INSERT_PLAY = insert(PlayRow).returning(PlayRow.id, sort_by_parameter_order=True)
 
@@ -101,6 +85,15 @@ class Order:
 
 
 Outcome = PlayView | ServiceError
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """A well-formed order of this batch, its key taken."""
+
+    index: int
+    order: Order
+    key_id: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -148,59 +141,43 @@ def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> lis
     """Sell one unit for each order, all in one transaction; each order's play, or the
     :class:`ServiceError` that refused it (and changed nothing), in the orders' order.
 
-    A database error (not a refusal) rolls everything back and is raised. An order that
-    repeats the player and idempotency key of an earlier one in ``orders`` is sold after the
-    others commit, so it replays the earlier one's play as any retry does.
+    A database error (not a refusal) rolls everything back and is raised. A player's second
+    order in ``orders`` is sold after the first commits (so a retry with the same key replays
+    the first one's play, as any retry does).
     """
     outcomes: list[Outcome | None] = [None] * len(orders)
     first: list[tuple[int, Order, str]] = []
     later: list[int] = []
-    seen: set[tuple[int, str]] = set()
+    buyers: set[int] = set()
     for index, order in enumerate(orders):
         try:
             key = _check(order)
         except ServiceError as exc:
             outcomes[index] = exc
             continue
-        if (order.player_id, key) in seen:
+        if order.player_id in buyers:
             later.append(index)
         else:
-            seen.add((order.player_id, key))
+            buyers.add(order.player_id)
             first.append((index, order, key))
     sales: list[_Sale] = []
     replays: list[tuple[int, int, int]] = []  # (index, player id, play id)
     play_ids: list[int] = []
     if first:
         try:
-            connection = session.connection()
-            players = sorted({order.player_id for _, order, _ in first})
-            if len(players) > 1:
-                # Lock the buyers' accounts up front, in id order, before any block.
-                connection.execute(_LOCK_ACCOUNTS, {"players": players})
-            # Blocks are locked in price order.
-            for index, order, key in sorted(first, key=lambda f: f[1].stake_cents):
-                connection.exec_driver_sql("SAVEPOINT sale")
-                try:
-                    sold = _sell(session, connection, index=index, order=order, key=key, now=now)
-                except ServiceError as exc:
-                    connection.exec_driver_sql("ROLLBACK TO SAVEPOINT sale")
-                    outcomes[index] = exc
-                    continue
-                connection.exec_driver_sql("RELEASE SAVEPOINT sale")
-                if isinstance(sold, _Sale):
-                    sales.append(sold)
-                else:
-                    replays.append((index, order.player_id, sold))
-            play_ids = _record(session, connection, sales, now)
+            refused: dict[int, ServiceError] = {}
+            wanted = _claim(session, first, refused, replays, now)
+            sales = _sell(session, wanted, refused, now)
+            play_ids = _record(session, sales, now)
             session.commit()
         except BaseException:
             session.rollback()
             raise
+        for index, error in refused.items():
+            outcomes[index] = error
     for sale, play_id in zip(sales, play_ids, strict=True):
         outcomes[sale.index] = build_view(
-            play_id=play_id,
-            cells=sale.cells,
-            **_play_fields(sale, now),
+            play_id=play_id, cells=sale.cells, **_play_fields(sale, now)
         )
     for index, player_id, play_id in replays:
         try:
@@ -226,56 +203,195 @@ def _check(order: Order) -> str:
     return key
 
 
-def _sell(
-    session: Session, connection: Connection, *, index: int, order: Order, key: str, now: datetime
-) -> _Sale | int:
-    """Debit, take the unit and credit its lot for one order; or the id of the play that
-    its idempotency key already bought."""
-    claim = idempotency.claim(
+def _claim(
+    session: Session,
+    first: list[tuple[int, Order, str]],
+    refused: dict[int, ServiceError],
+    replays: list[tuple[int, int, int]],
+    now: datetime,
+) -> list[_Wanted]:
+    """Take each order's idempotency key; the orders to sell. A key used before is a replay
+    of its play, or a conflict."""
+    claims = idempotency.claim_many(
         session,
-        player_id=order.player_id,
-        key=key,
-        digest=idempotency.request_digest(
-            "play", {"stake_cents": order.stake_cents, "mode": order.mode}
-        ),
+        requests=[
+            (
+                order.player_id,
+                key,
+                idempotency.request_digest(
+                    "play", {"stake_cents": order.stake_cents, "mode": order.mode}
+                ),
+            )
+            for _, order, key in first
+        ],
         now=now,
     )
-    if claim.replay_of is not None:
-        return claim.replay_of
-    stake = order.stake_cents
-    debited = connection.execute(
-        _DEBIT, {"player": order.player_id, "stake": stake, "now": now}
-    ).first()
-    if debited is None:
-        excluded = connection.execute(_EXCLUDED_UNTIL, {"player": order.player_id}).scalar_one()
-        limits.check_not_excluded(excluded, now)
-        raise InsufficientFundsError(f"the balance is less than the stake of {stake} cents")
-    account_id, after_stake = int(debited[0]), int(debited[1])
-    taken = connection.execute(_TAKE_UNIT, {"price": stake}).first()
-    if taken is None:
-        # Sold out: open the next block. If a concurrent buyer opened it first, open_next
-        # waited for its commit, so the second try sees the block on sale either way.
-        blocks.open_next(session, price_cents=stake)
-        taken = connection.execute(_TAKE_UNIT, {"price": stake}).first()
-    if taken is None:
-        raise SoldOutError(f"no unit is left on sale at {stake} cents")
-    block_id, serial = int(taken[0]), int(taken[1]) - 1
-    lot, cells = connection.execute(_UNIT, {"block": block_id, "serial": serial}).one()
-    after = after_stake
-    if lot:
-        after = int(connection.execute(_CREDIT, {"account": account_id, "lot": lot}).scalar_one())
-    return _Sale(
-        index=index,
-        order=order,
-        key_id=claim.key_id,
-        account_id=account_id,
-        balance_before=after_stake + stake,
-        balance_after=after,
-        block_id=block_id,
-        serial=serial,
-        lot_cents=int(lot),
-        cells=bytes(cells),
+    wanted: list[_Wanted] = []
+    for (index, order, _), claim in zip(first, claims, strict=True):
+        if isinstance(claim, ServiceError):
+            refused[index] = claim
+        elif claim.replay_of is not None:
+            replays.append((index, order.player_id, claim.replay_of))
+        else:
+            wanted.append(_Wanted(index, order, claim.key_id))
+    return wanted
+
+
+def _sell(
+    session: Session, wanted: list[_Wanted], refused: dict[int, ServiceError], now: datetime
+) -> list[_Sale]:
+    """Debit the stakes, take the units and credit their lots; the sales, in batch order.
+    The refused orders' keys are given back and their stakes refunded."""
+    if not wanted:
+        return []
+    connection = session.connection()
+    players = sorted(w.order.player_id for w in wanted)
+    if len(players) > 1:
+        # The buyers' accounts first, in id order, before any block.
+        connection.execute(_LOCK_ACCOUNTS, {"players": players})
+    debited = _debit(connection, wanted, refused, now)
+    taken = _take_units(session, connection, [w for w in wanted if w.index in debited])
+    sold_out = [w for w in wanted if w.index in debited and w.index not in taken]
+    for w in sold_out:
+        refused[w.index] = SoldOutError(f"no unit is left on sale at {w.order.stake_cents} cents")
+    _move(connection, {debited[w.index][0]: w.order.stake_cents for w in sold_out})
+    idempotency.release_many(session, key_ids=[w.key_id for w in wanted if w.index in refused])
+    units: dict[tuple[int, int], tuple[int, bytes]] = {}
+    for block_id, first, last in _ranges(taken.values()):
+        for serial, lot, cells in connection.execute(
+            _UNITS, {"block": block_id, "first": first, "last": last}
+        ):
+            units[(block_id, int(serial))] = (int(lot), bytes(cells))
+    sold = [w for w in wanted if w.index in taken]
+    lots = {w.index: units[taken[w.index]][0] for w in sold}
+    balances = _move(
+        connection, {debited[w.index][0]: lots[w.index] for w in sold if lots[w.index]}
     )
+    sales = []
+    for w in sold:
+        account_id, after_stake = debited[w.index]
+        block_id, serial = taken[w.index]
+        lot, cells = units[(block_id, serial)]
+        sales.append(
+            _Sale(
+                index=w.index,
+                order=w.order,
+                key_id=w.key_id,
+                account_id=account_id,
+                balance_before=after_stake + w.order.stake_cents,
+                balance_after=balances.get(account_id, after_stake),
+                block_id=block_id,
+                serial=serial,
+                lot_cents=lot,
+                cells=cells,
+            )
+        )
+    return sales
+
+
+def _debit(
+    connection: Connection,
+    wanted: list[_Wanted],
+    refused: dict[int, ServiceError],
+    now: datetime,
+) -> dict[int, tuple[int, int]]:
+    """Debit each order's stake if the balance holds it and the player is not self-excluded;
+    (account id, balance after the stake) by order index. The others are refused."""
+    stakes = {w.order.player_id: w.order.stake_cents for w in wanted}
+    excluded = select(Player.id).where(
+        Player.id.in_(list(stakes)), Player.self_excluded_until > now
+    )
+    stake = case(stakes, value=Account.player_id)
+    after = {
+        int(player_id or 0): (int(account_id), int(balance))
+        for player_id, account_id, balance in connection.execute(
+            update(Account)
+            .where(
+                Account.player_id.in_(list(stakes)),
+                Account.balance_cents >= stake,
+                Account.player_id.not_in(excluded),
+            )
+            .values(balance_cents=Account.balance_cents - stake)
+            .returning(Account.player_id, Account.id, Account.balance_cents)
+        )
+    }
+    short = [w for w in wanted if w.order.player_id not in after]
+    if short:
+        until = {
+            int(player_id): excluded_until
+            for player_id, excluded_until in connection.execute(
+                select(Player.id, Player.self_excluded_until).where(
+                    Player.id.in_([w.order.player_id for w in short])
+                )
+            )
+        }
+        for w in short:
+            try:
+                limits.check_not_excluded(until[w.order.player_id], now)
+            except ServiceError as exc:
+                refused[w.index] = exc
+                continue
+            refused[w.index] = InsufficientFundsError(
+                f"the balance is less than the stake of {w.order.stake_cents} cents"
+            )
+    return {w.index: after[w.order.player_id] for w in wanted if w.order.player_id in after}
+
+
+def _take_units(
+    session: Session, connection: Connection, debited: list[_Wanted]
+) -> dict[int, tuple[int, int]]:
+    """The next unsold units of the open blocks, one per order, in order; (block id,
+    serial) by order index. An order missing from the answer found its price sold out."""
+    taken: dict[int, tuple[int, int]] = {}
+    for price in sorted({w.order.stake_cents for w in debited}):  # blocks in price order
+        needed = [w for w in debited if w.order.stake_cents == price]
+        tried_to_open = False
+        while needed:
+            row = connection.execute(_OPEN_BLOCK, {"price": price}).first()
+            if row is None:
+                if tried_to_open:
+                    break
+                # Sold out: open the next block. If a concurrent buyer opened it first,
+                # open_next waited for its commit, so the next look finds it either way.
+                blocks.open_next(session, price_cents=price)
+                tried_to_open = True
+                continue
+            tried_to_open = False
+            block_id, next_serial, size = int(row[0]), int(row[1]), int(row[2])
+            count = max(0, min(len(needed), size + 1 - next_serial))
+            end = next_serial + count
+            connection.execute(
+                _ADVANCE,
+                {"block": block_id, "next": end, "new_state": "sold_out" if end > size else "open"},
+            )
+            for w, serial in zip(needed[:count], range(next_serial, end), strict=True):
+                taken[w.index] = (block_id, serial)
+            needed = needed[count:]
+    return taken
+
+
+def _ranges(units: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """(block id, first serial, last serial) covering ``units`` (block id, serial)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for block_id, serial in units:
+        low, high = spans.get(block_id, (serial, serial))
+        spans[block_id] = (min(low, serial), max(high, serial))
+    return [(block_id, low, high) for block_id, (low, high) in sorted(spans.items())]
+
+
+def _move(connection: Connection, amounts: dict[int, int]) -> dict[int, int]:
+    """Add ``amounts`` (cents by account id) to the balances; the new balances."""
+    if not amounts:
+        return {}
+    return {
+        int(account_id): int(balance)
+        for account_id, balance in connection.execute(
+            update(Account)
+            .where(Account.id.in_(list(amounts)))
+            .values(balance_cents=Account.balance_cents + case(amounts, value=Account.id))
+            .returning(Account.id, Account.balance_cents)
+        )
+    }
 
 
 def _play_fields(sale: _Sale, now: datetime) -> dict[str, Any]:
@@ -292,9 +408,7 @@ def _play_fields(sale: _Sale, now: datetime) -> dict[str, Any]:
     }
 
 
-def _record(
-    session: Session, connection: Connection, sales: list[_Sale], now: datetime
-) -> list[int]:
+def _record(session: Session, sales: list[_Sale], now: datetime) -> list[int]:
     """The ledger transactions, plays, settled keys and audit records of ``sales``; the
     play ids. The operator accounts and the audit head are locked here, last."""
     if not sales:
@@ -316,7 +430,7 @@ def _record(
     )
     play_ids = [
         int(row[0])
-        for row in connection.execute(
+        for row in session.connection().execute(
             _INSERT_PLAY,
             [
                 {"player_id": s.order.player_id, "transaction_id": t, **_play_fields(s, now)}
