@@ -92,7 +92,7 @@ def test_control_the_symbol_test_catches_an_unbalanced_fill() -> None:
     rng = np.random.default_rng(3)
     plans = [Plan((), ()), Plan((), (0, 1)), Plan((4,), (0,))]  # losing, P+Y bonus, J line+P
     kinds = np.repeat(np.arange(3), [60_000, 20_000, 20_000])
-    units, _ = lay_out(plans, kinds, layout_rng=rng, fill_rng=rng)
+    units = lay_out(plans, kinds, layout_rng=rng, fill_rng=rng).units
     counts = free_symbol_counts(units, kinds > 0)
     assert chi_square_p(counts[:, 0]) < LEVEL
 

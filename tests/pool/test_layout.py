@@ -20,7 +20,8 @@ PLANS = [
 def test_every_unit_holds_exactly_its_plan() -> None:
     rng = np.random.default_rng(7)
     kinds = np.repeat(np.arange(len(PLANS)), 400)
-    units, planned = lay_out(PLANS, kinds, layout_rng=rng, fill_rng=rng)
+    laid = lay_out(PLANS, kinds, layout_rng=rng, fill_rng=rng)
+    units, planned = laid.units, laid.planned_cells()
     result = evaluate_batch(units)
     assert not result.malformed.any()
     for k, plan in enumerate(PLANS):
@@ -32,8 +33,8 @@ def test_every_unit_holds_exactly_its_plan() -> None:
 
 def test_places_are_drawn_at_random() -> None:
     rng = np.random.default_rng(8)
-    units, planned = lay_out([Plan((4,), ())], np.zeros(4000, dtype=np.int64),
-                             layout_rng=rng, fill_rng=rng)  # fmt: skip
+    laid = lay_out([Plan((4,), ())], np.zeros(4000, dtype=np.int64), layout_rng=rng, fill_rng=rng)
+    units, planned = laid.units, laid.planned_cells()
     # Each of the 40 lines carries the J line about 100 times.
     from pharaon.pool.layout import LINE_CELLS
 

@@ -22,11 +22,21 @@ def test_a_good_block_verifies(small_block: Block, small_file: Path) -> None:
 
 
 def _with_units(block: Block, units: np.ndarray) -> Block:
-    return replace(block, units=units)
+    """The block with other units (and no ticket bytes: they are encoded from the units)."""
+    return replace(block, units=units, tickets=None)
 
 
 def _losing_row(block: Block) -> int:
     return int(np.flatnonzero(block.lots_cents == 0)[0])
+
+
+def test_units_that_differ_from_their_ticket_bytes(small_block: Block) -> None:
+    assert small_block.tickets is not None  # the generator keeps the bytes it hashed
+    units = small_block.units.copy()
+    units[7, 20] = (units[7, 20] + 1) % 6
+    report = verify_block(replace(small_block, units=units))
+    assert not report.ok
+    assert "unit 8: the cells differ from the ticket string" in report.problems
 
 
 def test_one_unit_altered_so_it_wins(small_block: Block) -> None:
@@ -88,7 +98,10 @@ def test_two_units_swapped_keep_the_table_but_not_the_hashes(small_block: Block)
     order = np.arange(small_block.size)
     order[[win, lose]] = order[[lose, win]]
     block = replace(
-        small_block, units=small_block.units[order], lots_cents=small_block.lots_cents[order]
+        small_block,
+        units=small_block.units[order],
+        lots_cents=small_block.lots_cents[order],
+        tickets=None,
     )
     report = verify_block(block)
     assert not report.ok

@@ -63,7 +63,7 @@ class BatchResult:
     bonus_counts: NDArray[np.int8]
 
 
-def _symbol_masks(p0: int, p1: int, p2: int) -> tuple[int, int, int, int, int, int]:
+def symbol_masks(p0: int, p1: int, p2: int) -> tuple[int, int, int, int, int, int]:
     """The 16-bit masks of symbol indices 0..5 from the three bit-planes of 16 cells."""
     n0 = ~p0 & 0xFFFF
     n1 = ~p1 & 0xFFFF
@@ -78,7 +78,7 @@ def _symbol_masks(p0: int, p1: int, p2: int) -> tuple[int, int, int, int, int, i
     )
 
 
-def _plane(word: int, k: int) -> int:
+def bit_plane(word: int, k: int) -> int:
     """Bit k of each of the word's eight bytes, as one byte (bit j from byte j).
 
     Shifts and ORs fold the eight bits into the low byte; a multiply would be shorter, but it
@@ -114,14 +114,14 @@ def _kernel(  # noqa: PLR0917  (numba compiles positional arguments only)
             a = words[i, 2 * g]
             b = words[i, 2 * g + 1]
             bad |= (a | b) & _NOT_CODE
-            p0 = _plane(a, 0) | (_plane(b, 0) << 8)
-            p1 = _plane(a, 1) | (_plane(b, 1) << 8)
-            p2 = _plane(a, 2) | (_plane(b, 2) << 8)
+            p0 = bit_plane(a, 0) | (bit_plane(b, 0) << 8)
+            p1 = bit_plane(a, 1) | (bit_plane(b, 1) << 8)
+            p2 = bit_plane(a, 2) | (bit_plane(b, 2) << 8)
             bad |= p1 & p2  # indices 6 and 7 are no symbol
             planes[g, 0] = p0
             planes[g, 1] = p1
             planes[g, 2] = p2
-            masks = _symbol_masks(p0, p1, p2)
+            masks = symbol_masks(p0, p1, p2)
             for s in range(SYMBOLS):
                 line_counts[i, s] += lines[masks[s]]
         for k in range(3):
@@ -130,7 +130,7 @@ def _kernel(  # noqa: PLR0917  (numba compiles positional arguments only)
                 width = (1 << runs[r, 3]) - 1
                 bonus |= ((planes[runs[r, 0], k] >> runs[r, 1]) & width) << runs[r, 2]
             planes[GRIDS, k] = bonus
-        masks = _symbol_masks(planes[GRIDS, 0], planes[GRIDS, 1], planes[GRIDS, 2])
+        masks = symbol_masks(planes[GRIDS, 0], planes[GRIDS, 1], planes[GRIDS, 2])
         total = 0
         count = 0
         for s in range(SYMBOLS):
@@ -148,8 +148,8 @@ def _kernel(  # noqa: PLR0917  (numba compiles positional arguments only)
         combos[i] = count
 
 
-_symbol_masks = numba.njit(inline="always")(_symbol_masks)
-_plane = numba.njit(inline="always")(_plane)
+symbol_masks = numba.njit(inline="always")(symbol_masks)
+bit_plane = numba.njit(inline="always")(bit_plane)
 _compiled = cast(Callable[..., None], numba.njit(cache=True, nogil=True)(_kernel))
 
 

@@ -1,30 +1,54 @@
-"""Compiled loops of the layout and the balancing (numba), one unit at a time.
+"""Compiled loops of the layout, the balancing and the sale order (numba), one unit at a time.
 
-Randomness comes in as buffers of 64-bit words drawn by numpy's PCG64 from the HKDF sub-keys;
-a kernel consumes them in order and stops, reporting where, when one runs dry, so the caller
-refills and calls again: the result depends only on the keys. Symbols are base-6 digits of
-words below 3 · 6²⁴ (exactly uniform); indices below m come from words below the largest
-multiple of m (exactly uniform).
+Randomness comes in as buffers of 64-bit words: numpy's PCG64 from the HKDF sub-keys for the
+layout and the balancing, SHAKE-256 for the sale order. A kernel consumes them in order and
+stops, reporting where, when one runs dry, so the caller refills and calls again: the result
+depends only on the keys. Cells are drawn in pairs: a 16-bit chunk of a word below 65,520 =
+36 × 1,820, taken modulo 36, is two uniform symbols (a word with a chunk above is drawn again);
+a single symbol is a byte below 252 = 42 × 6, taken modulo 6 (other bytes are skipped); an
+index below m is Lemire's multiply-and-reject on 32 random bits. All exactly uniform.
 
 Each unit is judged here with the game core's mask tables (pharaon.game.tables: full lines and
-bonus groups per symbol); the block is judged again, unit by unit, by pharaon.game.batch when
-it is verified.
+bonus groups per symbol) and its bit-plane helpers; the block is judged again, unit by unit, by
+pharaon.game.batch when it is verified.
 """
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from typing import Any, Final, cast
 
 import numba
 import numpy as np
+from numba.core import cgutils
+from numba.extending import intrinsic
 
-SIX24: Final = 6**24
-_DIGITS_LIMIT: Final = np.uint64(3 * SIX24)  # < 2^64: words below it give 24 uniform digits
-_SIX24: Final = np.uint64(SIX24)
-_ALL_ONES: Final = np.uint64(0xFFFFFFFFFFFFFFFF)
-_MAX_TRIES: Final = 200  # tries to place one piece before starting the unit again
-_STATE: Final = 5  # [position, exhausted, digit word, digits left, attempts at this unit]
+from pharaon.game.batch import bit_plane, symbol_masks
+
+_ir: Any = importlib.import_module("llvmlite.ir")  # numba's LLVM binding: no type information
+_function: Any = cgutils.get_or_insert_function
+
+BYTE_SYMBOL: Final = np.where(np.arange(256) < 252, np.arange(256) % 6, -1).astype(np.int8)
+"""(256,) int8: the symbol a random byte stands for, -1 for the four bytes that are skipped."""
+_CHUNKS: Final = np.arange(1 << 16)
+_SKIP: Final = 0xFFFF
+PAIR_SYMBOLS: Final = np.where(
+    _CHUNKS < 65_520, (_CHUNKS % 36 % 6) | ((_CHUNKS % 36 // 6) << 8), _SKIP
+).astype(np.uint16)
+"""(65536,) uint16: the two symbols (low byte first) a random 16-bit chunk stands for (the
+chunk modulo 36), 0xFFFF for the 16 chunks from 65,520 = 36 × 1,820 up, which are skipped."""
+_CHUNK: Final = np.uint64(0xFFFF)
+_LOW32: Final = np.uint64(0xFFFFFFFF)
+_TWO32: Final = np.uint64(1 << 32)
+_SIXTEEN: Final = np.uint64(16)
+_THIRTY_TWO: Final = np.uint64(32)
+_FORTY_EIGHT: Final = np.uint64(48)
+_BYTE: Final = np.uint64(0xFF)
+_EIGHT: Final = np.uint64(8)
+_QUICK_DRAWS: Final = 8
+_STATE: Final = 6
+"""[position, exhausted, current word, bytes left in it, attempts at this unit, winner index]"""
 
 
 def _word(buf: Any, st: Any) -> Any:
@@ -37,82 +61,218 @@ def _word(buf: Any, st: Any) -> Any:
 
 
 def _below(buf: Any, st: Any, m: int) -> Any:
-    """A uniform integer in 0..m-1."""
+    """A uniform integer in 0..m-1 (m < 2^32): Lemire's multiply-and-reject on the high 32 bits
+    of a word, a division only in the rare case where a rejection is possible."""
     mm = np.uint64(m)
-    limit = _ALL_ONES - (_ALL_ONES % mm) - np.uint64(1)
     while True:
         r = _word(buf, st)
         if st[1]:
             return np.int64(0)
-        if r <= limit:
-            return np.int64(r % mm)
+        product = (r >> _THIRTY_TWO) * mm
+        low = product & _LOW32
+        if low >= mm or low >= (_TWO32 - mm) % mm:
+            return np.int64(product >> _THIRTY_TWO)
+
+
+def _uniform(buf: Any, st: Any) -> float:
+    """A uniform float in [0, 1) (53 bits)."""
+    return float(_word(buf, st) >> np.uint64(11)) * (1.0 / 9007199254740992.0)
 
 
 def _bonus_ok(cells: Any, want_b: Any, bonus_cells: Any, groups: Any, masks: Any) -> bool:
     """Whether the bonus grid holds exactly ``want_b`` groups of 4 per symbol and none of 5 or
-    more (``groups``: pharaon.game.tables.bonus_table)."""
-    for s in range(6):
-        masks[s] = 0
+    more (``groups``: pharaon.game.tables.bonus_table); ``masks`` (6,) gets its symbol masks."""
+    p0 = 0
+    p1 = 0
+    p2 = 0
     for p in range(16):
-        masks[cells[bonus_cells[p]]] |= 1 << p
-    for s in range(6):  # noqa: SIM110  (numba compiles loops, not generators)
-        if groups[masks[s]] != want_b[s]:  # -1 (a group of 5 or more) never matches
-            return False
-    return True
-
-
-def _lines_ok(cells: Any, want_l: Any, lines: Any, masks: Any, counts: Any) -> bool:
-    """Whether the grids hold exactly ``want_l`` full lines per symbol (``lines``:
-    pharaon.game.tables.line_table)."""
+        v = int(cells[bonus_cells[p]])
+        p0 |= (v & 1) << p
+        p1 |= ((v >> 1) & 1) << p
+        p2 |= (v >> 2) << p
+    m = symbol_masks(p0, p1, p2)
+    ok = True
     for s in range(6):
-        counts[s] = 0
+        masks[s] = m[s]
+        if groups[m[s]] != want_b[s]:  # -1 (a group of 5 or more) never matches
+            ok = False
+    return ok
+
+
+def _lines_ok(words: Any, want_l: Any, lines: Any, masks: Any) -> bool:
+    """Whether the grids hold exactly ``want_l`` full lines per symbol (``words``: the unit's
+    64 cells as eight int64; ``lines``: pharaon.game.tables.line_table); ``masks`` (4, 6)
+    gets each grid's symbol masks."""
+    c0 = c1 = c2 = c3 = c4 = c5 = 0
     for g in range(4):
+        a = words[2 * g]
+        b = words[2 * g + 1]
+        m = symbol_masks(
+            bit_plane(a, 0) | (bit_plane(b, 0) << 8),
+            bit_plane(a, 1) | (bit_plane(b, 1) << 8),
+            bit_plane(a, 2) | (bit_plane(b, 2) << 8),
+        )
         for s in range(6):
-            masks[s] = 0
-        for c in range(16):
-            masks[cells[16 * g + c]] |= 1 << c
-        for s in range(6):
-            counts[s] += lines[masks[s]]
-    for s in range(6):  # noqa: SIM110  (numba compiles loops, not generators)
-        if counts[s] != want_l[s]:
-            return False
-    return True
+            masks[g, s] = m[s]
+        c0 += lines[m[0]]
+        c1 += lines[m[1]]
+        c2 += lines[m[2]]
+        c3 += lines[m[3]]
+        c4 += lines[m[4]]
+        c5 += lines[m[5]]
+    return bool(
+        c0 == want_l[0]
+        and c1 == want_l[1]
+        and c2 == want_l[2]
+        and c3 == want_l[3]
+        and c4 == want_l[4]
+        and c5 == want_l[5]
+    )
 
 
-def _fill(  # noqa: PLR0917  (numba compiles positional arguments only)
-    cells: Any, assigned: Any, forbidden: Any, order: Any, start: int, stop: int, buf: Any, st: Any
-) -> None:
-    """Draw cells ``order[start:stop]`` that no piece took: uniform among the symbols not
-    forbidden there. Base-6 digits of uniform words, kept in locals for speed."""
-    digits = np.uint64(st[2])
-    left = st[3]
-    for o in range(start, stop):
-        c = order[o]
-        if assigned[c] >= 0:
-            cells[c] = assigned[c]
-            continue
-        s = np.int64(0)
+def _popcount_intrinsic(typingctx: Any, x: Any) -> Any:
+    """The number of bits set in an int64 (LLVM's ctpop: one POPCNT instruction on x86)."""
+    del typingctx
+    signature = numba.types.int64(x)
+
+    def codegen(context: Any, builder: Any, sig: Any, args: Any) -> Any:
+        del context, sig
+        i64 = _ir.IntType(64)
+        ctpop = _function(builder.module, _ir.FunctionType(i64, [i64]), "llvm.ctpop.i64")
+        return builder.call(ctpop, [args[0]])
+
+    return signature, codegen
+
+
+_popcount: Any = intrinsic(_popcount_intrinsic)
+
+
+def _fill(words: Any, buf: Any, st: Any, pair_symbols: Any) -> None:
+    """Draw the 64 cells (``words``: (8,) int64, eight cells each) uniformly: four pairs of
+    symbols from each random word, drawn again if one of its four 16-bit chunks is skipped.
+    (The buffer position is kept in a local: through ``st`` it would cost a store and a load
+    per word.)"""
+    pos = st[0]
+    end = buf.shape[0]
+    for w in range(8):
         while True:
-            if left == 0:
-                r = _word(buf, st)
-                if st[1]:
-                    return
-                if r >= _DIGITS_LIMIT:
-                    continue
-                digits = r % _SIX24
-                left = 24
-            s = np.int64(digits % np.uint64(6))
-            digits = digits // np.uint64(6)
-            left -= 1
-            if not (forbidden[c] >> s) & 1:
+            if pos >= end:
+                st[0] = pos
+                st[1] = 1
+                return
+            word = buf[pos]
+            pos += 1
+            a = np.int64(pair_symbols[word & _CHUNK])
+            b = np.int64(pair_symbols[(word >> _SIXTEEN) & _CHUNK])
+            c = np.int64(pair_symbols[(word >> _THIRTY_TWO) & _CHUNK])
+            d = np.int64(pair_symbols[word >> _FORTY_EIGHT])
+            if a != _SKIP and b != _SKIP and c != _SKIP and d != _SKIP:  # noqa: PLR1714
                 break
-        cells[c] = s
-    st[2] = np.int64(digits)
-    st[3] = left
+        words[w] = a | (b << 16) | (c << 32) | (d << 48)
+    st[0] = pos
+
+
+def _symbol(buf: Any, st: Any, byte_symbol: Any) -> Any:
+    """One uniform symbol from the bytes left in st[2] (st[3] of them), or a new word."""
+    while True:
+        if st[3] == 0:
+            word = _word(buf, st)
+            if st[1]:
+                return np.int8(0)
+            st[3] = 8
+        else:
+            word = np.uint64(st[2])
+        s = byte_symbol[word & _BYTE]
+        st[2] = np.int64(word >> _EIGHT)  # below 2^56
+        st[3] -= 1
+        if s >= 0:
+            return s
+
+
+def _fits(  # noqa: PLR0917  (numba compiles positional arguments only)
+    idx: int,
+    group: bool,
+    own: int,
+    other: int,
+    forbidden: int,
+    line_masks: Any,
+    tet_masks: Any,
+    nbr_masks: Any,
+) -> bool:
+    """Whether line or placement ``idx`` clashes with nothing placed: no other symbol on its
+    cells, not all of them already its own, none where the symbol is forbidden, and for a group
+    no cell of its own symbol in contact."""
+    m = tet_masks[idx] if group else line_masks[idx]
+    return (
+        (m & other) == 0
+        and (m & ~own) != 0
+        and (m & forbidden) == 0
+        and not (group and (nbr_masks[idx] & own) != 0)
+    )
+
+
+def _place(  # noqa: PLR0917  (numba compiles positional arguments only)
+    k: int,
+    pieces: Any,
+    n_pieces: Any,
+    line_masks: Any,
+    tet_masks: Any,
+    nbr_masks: Any,
+    buf: Any,
+    st: Any,
+    occupied: Any,
+    forbidden: Any,
+    chosen: Any,
+    candidates: Any,
+) -> bool:
+    """Place plan ``k``'s pieces at random places: ``chosen[j]`` the line or placement of piece
+    j, ``occupied[s]`` (s < 6) the cells of symbol s and ``occupied[6]`` all of them,
+    ``forbidden[s]`` the cells touching a group of s (64-bit masks).
+
+    Each piece goes to a place drawn uniformly among those that do not clash with the pieces
+    already placed (_fits): a few uniform draws, the first that fits kept, else a draw among
+    all that fit (either way uniform among them). False if there is none (or the buffer ran
+    dry: st[1])."""
+    for s in range(7):
+        occupied[s] = 0
+        forbidden[s] = 0
+    for j in range(n_pieces[k]):
+        sym = pieces[k, j, 0]
+        group = pieces[k, j, 1] == 1
+        places = 113 if group else 40
+        own = occupied[sym]
+        other = occupied[6] & ~own
+        idx = -1
+        for _ in range(_QUICK_DRAWS):  # mostly enough: a few uniform draws, kept if free
+            i = _below(buf, st, places)
+            if st[1]:
+                return False
+            if _fits(i, group, own, other, forbidden[sym], line_masks, tet_masks, nbr_masks):
+                idx = i
+                break
+        if idx < 0:  # crowded: a uniform draw among the places that fit
+            count = 0
+            for i in range(places):
+                if _fits(i, group, own, other, forbidden[sym], line_masks, tet_masks, nbr_masks):
+                    candidates[count] = i
+                    count += 1
+            if count == 0:
+                return False
+            idx = candidates[_below(buf, st, count)]
+            if st[1]:
+                return False
+        chosen[j] = idx
+        m = tet_masks[idx] if group else line_masks[idx]
+        occupied[sym] = own | m
+        occupied[6] |= m
+        if group:
+            forbidden[sym] |= nbr_masks[idx]
+    return True
 
 
 def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
     kinds: Any,
+    first_row: int,
     start: int,
     pieces: Any,
     n_pieces: Any,
@@ -120,11 +280,15 @@ def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
     want_b: Any,
     line_cells: Any,
     tet_cells: Any,
-    tet_nbrs: Any,
+    line_masks: Any,
+    tet_masks: Any,
+    nbr_masks: Any,
+    nbr_lists: Any,
     bonus_cells: Any,
-    fill_order: Any,
     lines: Any,
     groups: Any,
+    pair_symbols: Any,
+    byte_symbol: Any,
     layout_buf: Any,
     layout_st: Any,
     fill_buf: Any,
@@ -132,179 +296,281 @@ def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
     max_attempts: int,
     units: Any,
     planned: Any,
+    free: Any,
 ) -> Any:
     """Draw units ``start..`` until done (returns n), a buffer runs dry (returns the first unit
     not drawn) or a unit fails ``max_attempts`` times (returns -1 - its index).
 
+    Unit ``i`` goes to row ``first_row + i`` of ``units`` ((n, 8) int64: the (n, 64) int8
+    cells) and ``planned`` (a bit per planned cell);
+    ``free[winning, cell class, symbol]`` counts the cells outside planned combinations.
     ``pieces[k, j]`` = (symbol, is_group) of plan k's j-th piece, groups first.
     """
     n = kinds.shape[0]
-    assigned = np.empty(64, dtype=np.int8)
-    forbidden = np.empty(64, dtype=np.uint8)
-    cells = np.empty(64, dtype=np.int8)
-    masks = np.empty(6, dtype=np.int64)
-    counts = np.empty(6, dtype=np.int64)
+    occupied = np.zeros(7, dtype=np.int64)
+    forbidden = np.zeros(7, dtype=np.int64)
+    chosen = np.zeros(max(1, pieces.shape[1]), dtype=np.int64)
+    candidates = np.empty(tet_masks.shape[0], dtype=np.int64)
+    words = np.empty(8, dtype=np.int64)
+    cells = words.view(np.int8)
+    bonus_masks = np.empty(6, dtype=np.int64)
+    grid_masks = np.empty((4, 6), dtype=np.int64)
     for i in range(start, n):
         k = kinds[i]
+        m = n_pieces[k]
         while True:
             # Attempts at this unit, counted across calls (a call may stop for more words).
             layout_st[4] += 1
             if layout_st[4] > max_attempts:
                 return -1 - i
-            for c in range(64):
-                assigned[c] = -1
-                forbidden[c] = 0
-            placed = True
-            for j in range(n_pieces[k]):
-                sym = pieces[k, j, 0]
+            if m > 0:
+                placed = _place(
+                    k, pieces, n_pieces, line_masks, tet_masks, nbr_masks, layout_buf,
+                    layout_st, occupied, forbidden, chosen, candidates,
+                )  # fmt: skip
+                if layout_st[1]:
+                    return i
+                if not placed:
+                    continue
+            _fill(words, fill_buf, fill_st, pair_symbols)
+            if fill_st[1]:
+                return i
+            for j in range(m):  # the pieces' cells, then the cells touching a group
                 group = pieces[k, j, 1] == 1
-                ok = False
-                idx = 0
-                for _ in range(_MAX_TRIES):
-                    idx = _below(layout_buf, layout_st, 113 if group else 40)
-                    if layout_st[1]:
-                        return i
-                    clash = False
-                    same = True
-                    for t in range(4):
-                        c = tet_cells[idx, t] if group else line_cells[idx, t]
-                        a = assigned[c]
-                        if a >= 0 and a != sym:
-                            clash = True
-                        if a != sym:
-                            same = False
-                        if (forbidden[c] >> sym) & 1:
-                            clash = True
-                    if same:
-                        clash = True
-                    if group and not clash:
-                        for t in range(tet_nbrs.shape[1]):
-                            c = tet_nbrs[idx, t]
-                            if c >= 0 and assigned[c] == sym:
-                                clash = True
-                    if not clash:
-                        ok = True
-                        break
-                if not ok:
-                    placed = False
-                    break
                 for t in range(4):
-                    c = tet_cells[idx, t] if group else line_cells[idx, t]
-                    assigned[c] = sym
-                if group:
-                    for t in range(tet_nbrs.shape[1]):
-                        c = tet_nbrs[idx, t]
-                        if c >= 0:
-                            forbidden[c] |= np.uint8(1 << sym)
-            if not placed:
-                continue
-            # Bonus cells first: a stray group there rejects the unit before the rest is drawn.
-            _fill(cells, assigned, forbidden, fill_order, 0, 16, fill_buf, fill_st)
-            if fill_st[1]:
-                return i
-            if not _bonus_ok(cells, want_b[k], bonus_cells, groups, masks):
-                continue
-            _fill(cells, assigned, forbidden, fill_order, 16, 64, fill_buf, fill_st)
-            if fill_st[1]:
-                return i
-            if _lines_ok(cells, want_l[k], lines, masks, counts):
+                    c = tet_cells[chosen[j], t] if group else line_cells[chosen[j], t]
+                    cells[c] = pieces[k, j, 0]
+            for j in range(m):
+                if pieces[k, j, 1] != 1:
+                    continue
+                for t in range(nbr_lists.shape[1]):
+                    c = nbr_lists[chosen[j], t]
+                    if c < 0:
+                        break
+                    if (occupied[6] >> c) & 1:
+                        continue
+                    bad = 0  # the symbols forbidden at c: drawn again (uniform among the others)
+                    for s in range(6):
+                        bad |= ((forbidden[s] >> c) & 1) << s
+                    while (bad >> cells[c]) & 1:
+                        cells[c] = _symbol(fill_buf, fill_st, byte_symbol)
+                        if fill_st[1]:
+                            return i
+            if _bonus_ok(cells, want_b[k], bonus_cells, groups, bonus_masks) and _lines_ok(
+                words, want_l[k], lines, grid_masks
+            ):
                 break
         layout_st[4] = 0
-        for c in range(64):
-            units[i, c] = cells[c]
-            planned[i, c] = assigned[c] >= 0
+        row = first_row + i
+        bits = occupied[6] if m > 0 else 0
+        bonus_free = 0xFFFF
+        if m > 0:
+            for p in range(16):
+                if (bits >> bonus_cells[p]) & 1:
+                    bonus_free &= ~(1 << p)
+        for w in range(8):
+            units[row, w] = words[w]
+        planned[row] = bits
+        w = 0 if m == 0 else 1
+        for s in range(6):
+            in_bonus = _popcount(bonus_masks[s] & bonus_free)
+            total = 0
+            for g in range(4):
+                total += _popcount(grid_masks[g, s] & ~(bits >> (16 * g)) & 0xFFFF)
+            free[w, 0, s] += in_bonus  # cell class 0: the bonus grid
+            free[w, 1, s] += total - in_bonus
     return n
 
 
-def _count_symbols(units: Any, rows: Any, cell_class: Any, skip: Any, out: Any) -> None:
-    """out[class, symbol] += cells of ``units[rows]`` not marked in ``skip[rows]``."""
-    for r in range(rows.shape[0]):
-        i = rows[r]
-        for c in range(64):
-            if not skip[i, c]:
-                out[cell_class[c], units[i, c]] += 1
+def _grid_mask(units: Any, w: int, first: int, cells: Any, s: int) -> int:
+    """The 16-bit mask of symbol ``s`` over cells ``cells[first:first + 16]`` of unit ``w``."""
+    m = 0
+    for t in range(16):
+        if units[w, cells[first + t]] == s:
+            m |= 1 << t
+    return m
+
+
+def _change_keeps_plan(  # noqa: PLR0917  (numba compiles positional arguments only)
+    units: Any,
+    w: int,
+    c: int,
+    b: int,
+    grid_cells: Any,
+    bonus_cells: Any,
+    bonus_position: Any,
+    lines: Any,
+    groups: Any,
+) -> bool:
+    """Whether unit ``w`` (holding exactly its plan) still does with cell ``c`` set to ``b``.
+
+    Only the masks of the old and the new symbol change, in ``c``'s grid and, for a bonus cell,
+    in the bonus grid: the unit keeps its plan if their line and group counts stay the same.
+    """
+    a = units[w, c]
+    g = c // 16
+    bit = 1 << (c % 16)
+    ma = _grid_mask(units, w, 16 * g, grid_cells, a)
+    mb = _grid_mask(units, w, 16 * g, grid_cells, b)
+    if lines[ma & ~bit] != lines[ma] or lines[mb | bit] != lines[mb]:
+        return False
+    p = bonus_position[c]
+    if p < 0:
+        return True
+    bit = 1 << p
+    ma = _grid_mask(units, w, 0, bonus_cells, a)
+    mb = _grid_mask(units, w, 0, bonus_cells, b)
+    return bool(groups[ma & ~bit] == groups[ma] and groups[mb | bit] == groups[mb])
+
+
+def _pick(weights: Any, k: int, u: float) -> int:
+    """A symbol s with ``weights[k, s]`` > 0.5, drawn in proportion to it (``u`` uniform in
+    [0, 1)); -1 if there is none."""
+    total = 0.0
+    for s in range(6):
+        v = weights[k, s]
+        if v > 0.5:
+            total += v
+    u *= total
+    last = -1
+    for s in range(6):
+        v = weights[k, s]
+        if v > 0.5:
+            last = s
+            u -= v
+            if u < 0.0:
+                return s
+    return last
 
 
 def _balance(  # noqa: PLR0917  (numba compiles positional arguments only)
     units: Any,
     planned: Any,
     winners: Any,
-    kinds: Any,
-    want_l: Any,
-    want_b: Any,
     cell_class: Any,
     deficit: Any,
+    grid_cells: Any,
     bonus_cells: Any,
+    bonus_position: Any,
     lines: Any,
     groups: Any,
     buf: Any,
     st: Any,
-    max_proposals: int,
+    rate: float,
 ) -> int:
     """Change free cells of winning units towards the symbols ``deficit[class]`` lacks (> 0)
-    and away from those in surplus (< 0), keeping each unit's plan; returns proposals left
-    (-1 if the buffer ran dry)."""
-    masks = np.empty(6, dtype=np.int64)
-    counts = np.empty(6, dtype=np.int64)
-    cells = np.empty(64, dtype=np.int8)
-    left = max_proposals
-    while left > 0:
-        done = True
-        for k in range(deficit.shape[0]):
+    and away from those in surplus (< 0), keeping each unit's plan.
+
+    Winners are visited in order (st[5] is the next one); each is picked with probability
+    ``rate``; a picked unit gets a (class, surplus symbol) in proportion to the surplus, one of
+    its free cells of that class holding that symbol at random, and a new symbol in proportion
+    to the deficit. Returns 1 when nothing is in surplus, 0 at the end of the pass, -1 if the
+    buffer ran dry (call again with a new buffer and the same ``st[5]``).
+    """
+    limit = np.uint64(min(rate, 1.0) * 18446744073709549568.0)
+    for j in range(st[5], winners.shape[0]):
+        st[5] = j
+        coin = _word(buf, st)
+        if st[1]:
+            return -1
+        if coin >= limit:
+            continue
+        # (class, symbol) in surplus, in proportion to the surplus
+        total = 0.0
+        for k in range(2):
             for s in range(6):
                 if deficit[k, s] < -0.5:
-                    done = False
-        if done:
-            return left
-        left -= 1
-        w = winners[_below(buf, st, winners.shape[0])]
-        c = _below(buf, st, 64)
-        if st[1]:
-            return -1
-        if planned[w, c]:
-            continue
-        k = cell_class[c]
-        a = units[w, c]
-        if deficit[k, a] >= -0.5:
-            continue
-        total = 0.0
-        for s in range(6):
-            if deficit[k, s] > 0.5:
-                total += deficit[k, s]
+                    total -= deficit[k, s]
         if total <= 0.0:
-            deficit[k, a] = 0.0
+            return 1
+        u = _uniform(buf, st) * total
+        kk = 1
+        a = -1
+        for k in range(2):
+            for s in range(6):
+                if a < 0 and deficit[k, s] < -0.5:
+                    u += deficit[k, s]
+                    if u < 0.0:
+                        kk = k
+                        a = s
+        if a < 0:  # rounding: the last one in surplus
+            for k in range(2):
+                for s in range(6):
+                    if deficit[k, s] < -0.5:
+                        kk = k
+                        a = s
+        w = winners[j]
+        bits = planned[w]
+        count = 0
+        for c in range(64):
+            if cell_class[c] == kk and units[w, c] == a and not (bits >> c) & 1:
+                count += 1
+        if count == 0:
             continue
-        u = (float(_word(buf, st) >> np.uint64(11)) * (1.0 / 9007199254740992.0)) * total
+        r = _below(buf, st, count)
+        b = _pick(deficit, kk, _uniform(buf, st))
         if st[1]:
             return -1
-        b = -1
-        for s in range(6):
-            if deficit[k, s] > 0.5:
-                b = s
-                u -= deficit[k, s]
-                if u < 0.0:
-                    break
+        if b < 0:
+            deficit[kk, a] = 0.0  # no symbol of the class lacks anything
+            continue
+        c = 0
         for t in range(64):
-            cells[t] = units[w, t]
-        cells[c] = b
-        kind = kinds[w]
-        if _bonus_ok(cells, want_b[kind], bonus_cells, groups, masks) and _lines_ok(
-            cells, want_l[kind], lines, masks, counts
+            if cell_class[t] == kk and units[w, t] == a and not (bits >> t) & 1:
+                if r == 0:
+                    c = t
+                    break
+                r -= 1
+        if _change_keeps_plan(
+            units, w, c, b, grid_cells, bonus_cells, bonus_position, lines, groups
         ):
             units[w, c] = b
-            deficit[k, a] += 1.0
-            deficit[k, b] -= 1.0
+            deficit[kk, a] += 1.0
+            deficit[kk, b] -= 1.0
+    st[5] = winners.shape[0]
     return 0
+
+
+def _shuffle(words: Any, out: Any) -> int:
+    """Fisher-Yates: ``out`` (n,) int64 becomes a uniform permutation of 0..n-1, from the
+    uniform 32-bit ``words`` (Lemire's multiply-and-reject for each index). Returns the words
+    used, or -1 if there were too few."""
+    n = out.shape[0]
+    for i in range(n):
+        out[i] = i
+    pos = 0
+    for i in range(n - 1, 0, -1):
+        s = np.uint64(i + 1)
+        while True:
+            if pos >= words.shape[0]:
+                return -1
+            m = np.uint64(words[pos]) * s
+            pos += 1
+            low = m & np.uint64(0xFFFFFFFF)
+            if low >= s or low >= (np.uint64(1 << 32) - s) % s:
+                break
+        j = np.int64(m >> np.uint64(32))
+        t = out[i]
+        out[i] = out[j]
+        out[j] = t
+    return pos
 
 
 _word = numba.njit(inline="always")(_word)
 _below = numba.njit(inline="always")(_below)
+_uniform = numba.njit(inline="always")(_uniform)
 _bonus_ok = numba.njit(inline="always")(_bonus_ok)
 _lines_ok = numba.njit(inline="always")(_lines_ok)
 _fill = numba.njit(inline="always")(_fill)
+_symbol = numba.njit(inline="always")(_symbol)
+_fits = numba.njit(inline="always")(_fits)
+_place = numba.njit(inline="always")(_place)
+_grid_mask = numba.njit(inline="always")(_grid_mask)
+_change_keeps_plan = numba.njit(inline="always")(_change_keeps_plan)
+_pick = numba.njit(inline="always")(_pick)
 draw_units = cast(Callable[..., int], numba.njit(cache=True, nogil=True)(_draw_units))
-count_symbols = cast(Callable[..., None], numba.njit(cache=True, nogil=True)(_count_symbols))
 balance_kernel = cast(Callable[..., int], numba.njit(cache=True, nogil=True)(_balance))
+shuffle = cast(Callable[..., int], numba.njit(cache=True, nogil=True)(_shuffle))
 
 
 def new_state() -> Any:

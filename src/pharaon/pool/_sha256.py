@@ -178,56 +178,71 @@ def _pad(buf: Any, length: int) -> None:
 
 
 def _make_kernels(compress: Callable[..., None]) -> dict[str, Callable[..., None]]:
-    """The row kernels around one compression; each hashes rows ``start..stop``."""
+    """The row kernels around one compression; each hashes rows ``start..stop``.
+
+    Messages are built _BATCH at a time, then hashed: the compression reads 16 bytes at once,
+    and reading bytes just written one by one would stall on each load.
+    """
+
+    def hash_batch(buf: Any, state: Any, out: Any, first: int, count: int) -> None:
+        for b in range(count):
+            state[:] = H0
+            compress(state, buf[b], 0)
+            compress(state, buf[b], 64)
+            _digest(state, out, first + b)
+
+    hash_batch = numba.njit(inline="always")(hash_batch)
 
     def rows(messages: Any, out: Any, start: int, stop: int) -> None:
         """out[i] = SHA-256(messages[i]), messages (n, m) uint8, 64 ≤ m < 120."""
         m = messages.shape[1]
-        buf = np.empty(128, dtype=np.uint8)
+        buf = np.empty((_BATCH, 128), dtype=np.uint8)
         state = np.empty(8, dtype=np.uint32)
-        _pad(buf, m)
-        for i in range(start, stop):
-            for j in range(m):
-                buf[j] = messages[i, j]
-            state[:] = H0
-            compress(state, buf, 0)
-            compress(state, buf, 64)
-            _digest(state, out, i)
+        for b in range(_BATCH):
+            _pad(buf[b], m)
+        for first in range(start, stop, _BATCH):
+            count = min(_BATCH, stop - first)
+            for b in range(count):
+                for j in range(m):
+                    buf[b, j] = messages[first + b, j]
+            hash_batch(buf, state, out, first, count)
 
     def leaves(tickets: Any, lots: Any, out: Any, start: int, stop: int) -> None:
         """out[i] = SHA-256(0x00 ‖ serial i + 1 u32 BE ‖ tickets[i] (67) ‖ lots[i] u64 BE)."""
-        buf = np.empty(128, dtype=np.uint8)
+        buf = np.empty((_BATCH, 128), dtype=np.uint8)
         state = np.empty(8, dtype=np.uint32)
-        _pad(buf, 80)
-        buf[0] = 0x00
-        for i in range(start, stop):
-            serial = i + 1
-            for j in range(4):
-                buf[1 + j] = (serial >> (24 - 8 * j)) & 0xFF
-            for j in range(67):
-                buf[5 + j] = tickets[i, j]
-            lot = lots[i]
-            for j in range(8):
-                buf[72 + j] = (lot >> (56 - 8 * j)) & 0xFF
-            state[:] = H0
-            compress(state, buf, 0)
-            compress(state, buf, 64)
-            _digest(state, out, i)
+        for b in range(_BATCH):
+            _pad(buf[b], 80)
+            buf[b, 0] = 0x00
+        for first in range(start, stop, _BATCH):
+            count = min(_BATCH, stop - first)
+            for b in range(count):
+                i = first + b
+                serial = i + 1
+                for j in range(4):
+                    buf[b, 1 + j] = (serial >> (24 - 8 * j)) & 0xFF
+                for j in range(67):
+                    buf[b, 5 + j] = tickets[i, j]
+                lot = lots[i]
+                for j in range(8):
+                    buf[b, 72 + j] = (lot >> (56 - 8 * j)) & 0xFF
+            hash_batch(buf, state, out, first, count)
 
     def parents(level: Any, out: Any, start: int, stop: int) -> None:
         """out[i] = SHA-256(0x01 ‖ level[2i] ‖ level[2i + 1])."""
-        buf = np.empty(128, dtype=np.uint8)
+        buf = np.empty((_BATCH, 128), dtype=np.uint8)
         state = np.empty(8, dtype=np.uint32)
-        _pad(buf, 65)
-        buf[0] = 0x01
-        for i in range(start, stop):
-            for j in range(32):
-                buf[1 + j] = level[2 * i, j]
-                buf[33 + j] = level[2 * i + 1, j]
-            state[:] = H0
-            compress(state, buf, 0)
-            compress(state, buf, 64)
-            _digest(state, out, i)
+        for b in range(_BATCH):
+            _pad(buf[b], 65)
+            buf[b, 0] = 0x01
+        for first in range(start, stop, _BATCH):
+            count = min(_BATCH, stop - first)
+            for b in range(count):
+                i = first + b
+                for j in range(32):
+                    buf[b, 1 + j] = level[2 * i, j]
+                    buf[b, 33 + j] = level[2 * i + 1, j]
+            hash_batch(buf, state, out, first, count)
 
     jit = numba.njit(cache=True, nogil=True)
     return {"rows": jit(rows), "leaves": jit(leaves), "parents": jit(parents)}
@@ -237,6 +252,7 @@ _rotr = numba.njit(inline="always")(_rotr)
 _compress_portable = numba.njit(inline="always")(_compress_portable)
 _digest = numba.njit(inline="always")(_digest)
 _pad = numba.njit(inline="always")(_pad)
+_BATCH: Final = 16
 USES_SHA_EXTENSIONS: Final = has_sha_extensions()
 PORTABLE: Final = _make_kernels(_compress_portable)
 _KERNELS: Final = _make_kernels(_compress_ni) if USES_SHA_EXTENSIONS else PORTABLE

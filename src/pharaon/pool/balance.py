@@ -4,10 +4,13 @@ A winning unit's planned combinations forbid some symbols next to them (a cell t
 pharaon group cannot be a pharaon), so after the layout the cells outside winning combinations
 hold fewer of the winning symbols in winning units than in losing ones; counting symbols would
 tell them apart. This step moves the winning units' free cells to the losing units' frequencies,
-per cell class (bonus grid, elsewhere): it picks a winning unit and a cell at random, and if the
-cell is free and holds an over-represented symbol, redraws it among the under-represented ones
-(in proportion to what they lack); the change is kept only if the unit still holds exactly its
-plan (the judge of pharaon.pool._kernels). Losing units are never touched.
+per cell class (bonus grid, elsewhere). It walks through the winning units, picking each with a
+probability that follows the surplus left; a picked unit gets a (class, symbol in surplus) in
+proportion to the surplus, one of its free cells of that class holding that symbol at random,
+and a new symbol among the under-represented ones in proportion to what they lack. The change is
+kept only if the unit still holds exactly its plan (a change touches two symbols' masks in one
+grid and in the bonus grid: their line and group counts must stay the same). Losing units are
+never touched.
 """
 
 from __future__ import annotations
@@ -17,60 +20,59 @@ from typing import Final
 import numpy as np
 from numpy.typing import NDArray
 
-from pharaon.game.batch import SYMBOLS
 from pharaon.game.board import UNIT_CELLS
 from pharaon.game.tables import bonus_table, line_table
 from pharaon.pool import _kernels
 from pharaon.pool.layout import (
     BONUS_ARRAY,
-    Plan,
+    BONUS_POSITION,
+    CELL_CLASS,
+    LaidOut,
     Progress,
-    encode_plans,
 )
 
-CELL_CLASS: Final = np.isin(np.arange(UNIT_CELLS), BONUS_ARRAY).astype(np.int64) ^ 1
-"""(64,) int64: 0 for a cell of the bonus grid, 1 for the others."""
 _WORDS: Final = 1 << 20
-_PROPOSALS_PER_CHANGE: Final = 40
+_GRID_CELLS: Final = np.arange(UNIT_CELLS, dtype=np.int64)
+_PICK_FACTOR: Final = 1.5  # picks per unit of surplus in a pass (some changes are refused)
+_MAX_PASSES: Final = 64
 
 
 def balance(
-    units: NDArray[np.int8],
+    laid: LaidOut,
     *,
-    plans: list[Plan],
-    kinds: NDArray[np.int64],
-    planned: NDArray[np.bool_],
+    winning: NDArray[np.bool_],
     rng: np.random.Generator,
     progress: Progress | None = None,
 ) -> None:
-    """Adjust ``units`` ((n, 64) int8) in place.
-
-    ``kinds``: (n,) index of each unit's plan in ``plans`` (plan 0 is losing, no combination);
-    ``planned``: (n, 64) bool, the cells of each unit's planned combinations (never changed).
-    """
-    winning = kinds > 0
+    """Adjust ``laid.units`` in place; ``winning``: (n,) bool, the units with a combination
+    (the others are never changed). Planned cells are never changed."""
     winners = np.flatnonzero(winning)
-    losers = np.flatnonzero(~winning)
-    if winners.size == 0 or losers.size == 0:
+    if winners.size in (0, winning.size):
         return
-    lose = np.zeros((2, SYMBOLS), dtype=np.int64)
-    _kernels.count_symbols(units, losers, CELL_CLASS, planned, lose)
-    have = np.zeros((2, SYMBOLS), dtype=np.int64)
-    _kernels.count_symbols(units, winners, CELL_CLASS, planned, have)
+    lose, have = laid.free_symbols[0].astype(np.float64), laid.free_symbols[1]
     share = lose / lose.sum(axis=1, keepdims=True)
     deficit = share * have.sum(axis=1, keepdims=True) - have  # > 0: too few of that symbol
-    _, _, want_lines, want_bonus = encode_plans(plans)
-    budget = int(np.clip(deficit, 0, None).sum()) * _PROPOSALS_PER_CHANGE + 1_000
-    kinds = np.ascontiguousarray(kinds, dtype=np.int64)
-    while True:
-        left = _kernels.balance_kernel(
-            units, planned, winners, kinds, want_lines, want_bonus, CELL_CLASS, deficit,
-            BONUS_ARRAY, line_table(), bonus_table(),
-            rng.bit_generator.random_raw(_WORDS), _kernels.new_state(), budget,
-        )  # fmt: skip
-        if left >= 0:
+    state = _kernels.new_state()
+    words = rng.bit_generator.random_raw(_WORDS)
+    for _ in range(_MAX_PASSES):
+        surplus = float(-deficit[deficit < -0.5].sum())
+        if surplus == 0.0:
             break
-        budget = max(1, budget - _WORDS // 3)  # roughly what a buffer of words proposes
+        rate = min(1.0, _PICK_FACTOR * surplus / winners.size)
+        state[5] = 0
+        while True:
+            status = _kernels.balance_kernel(
+                laid.units, laid.planned, winners, CELL_CLASS, deficit, _GRID_CELLS,
+                BONUS_ARRAY, BONUS_POSITION, line_table(), bonus_table(), words, state, rate,
+            )  # fmt: skip
+            if status >= 0:
+                break
+            words = rng.bit_generator.random_raw(_WORDS)
+            next_winner = state[5]
+            state = _kernels.new_state()
+            state[5] = next_winner
+        if status == 1:
+            break
         if progress is not None:
             progress("balance", 0, 1)
     if progress is not None:

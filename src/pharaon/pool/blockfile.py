@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Final, cast
@@ -29,6 +30,9 @@ FORMAT: Final = "pharaon-block/1"
 MANIFEST_KEY: Final = b"pharaon.manifest"
 COLUMNS: Final = ("serial", "ticket", "prize_cents")
 _LINES_PER_UPDATE: Final = 1 << 15
+_ROWS_PER_THREAD: Final = 1 << 16
+_ROWS_PER_GROUP: Final = 1 << 17  # Parquet row groups, and batches when reading
+_READ_BUFFER: Final = 1 << 20
 _SCHEMA: Final = pa.schema(
     [("serial", pa.int32()), ("ticket", pa.string()), ("prize_cents", pa.int64())]
 )
@@ -181,7 +185,22 @@ def _decode(tickets: Any, table: Any, out: Any) -> int:
     return -1
 
 
+def _mismatch(units: Any, tickets: Any, alphabet: Any) -> int:
+    """The first row whose ticket is not the encoding of its unit, or -1."""
+    for i in range(units.shape[0]):
+        for g in range(GRIDS):
+            base = g * (GRID_CELLS + 1)
+            if g < GRIDS - 1 and tickets[i, base + GRID_CELLS] != _SEPARATOR_BYTE:
+                return i
+            for j in range(GRID_CELLS):
+                v = units[i, g * GRID_CELLS + j]
+                if v < 0 or v >= alphabet.shape[0] or tickets[i, base + j] != alphabet[v]:
+                    return i
+    return -1
+
+
 _SEPARATOR_BYTE: Final = ord(SEPARATOR)
+_mismatch_compiled = cast(Callable[..., int], numba.njit(cache=True, nogil=True)(_mismatch))
 _encode_compiled = cast(Callable[..., None], numba.njit(cache=True, nogil=True)(_encode))
 _decode_compiled = cast(Callable[..., int], numba.njit(cache=True, nogil=True)(_decode))
 
@@ -190,15 +209,40 @@ def ticket_bytes(units: NDArray[np.int8]) -> NDArray[np.uint8]:
     """(n, 67) uint8: the ASCII ticket strings of (n, 64) int8 units (symbol indices 0..5)."""
     if units.size and (units.min() < 0 or units.max() >= len(_ALPHABET)):
         raise ValueError("units must hold symbol indices 0..5")
-    out = np.full((units.shape[0], TICKET_LENGTH), _SEPARATOR_BYTE, dtype=np.uint8)
-    _encode_compiled(np.ascontiguousarray(units), _ALPHABET, out)
+    n = units.shape[0]
+    out = np.full((n, TICKET_LENGTH), _SEPARATOR_BYTE, dtype=np.uint8)
+    units = np.ascontiguousarray(units)
+    half = n // 2
+    if half < _ROWS_PER_THREAD:
+        _encode_compiled(units, _ALPHABET, out)
+        return out
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the kernel releases the GIL
+        other = pool.submit(_encode_compiled, units[half:], _ALPHABET, out[half:])
+        _encode_compiled(units[:half], _ALPHABET, out[:half])
+        other.result()
     return out
+
+
+def first_mismatch(units: NDArray[np.int8], tickets: NDArray[np.uint8]) -> int:
+    """The first row (0-based) where ``tickets`` ((n, 67) uint8) is not the ticket string of
+    ``units`` ((n, 64) int8), or -1 if they agree."""
+    if tickets.shape != (units.shape[0], TICKET_LENGTH):
+        return 0
+    return _mismatch_compiled(np.ascontiguousarray(units), np.ascontiguousarray(tickets), _ALPHABET)
 
 
 def units_from_ticket_bytes(tickets: NDArray[np.uint8]) -> NDArray[np.int8]:
     """(n, 64) int8 units from (n, 67) ASCII tickets; raises BlockFileError on a bad one."""
-    units = np.empty((tickets.shape[0], UNIT_CELLS), dtype=np.int8)
-    first = _decode_compiled(np.ascontiguousarray(tickets), _DECODE, units)
+    n = tickets.shape[0]
+    units = np.empty((n, UNIT_CELLS), dtype=np.int8)
+    tickets = np.ascontiguousarray(tickets)
+    half = n // 2 if n >= 2 * _ROWS_PER_THREAD else 0
+    with ThreadPoolExecutor(max_workers=1) as pool:  # the kernel releases the GIL
+        other = pool.submit(_decode_compiled, tickets[half:], _DECODE, units[half:])
+        first = _decode_compiled(tickets[:half], _DECODE, units[:half])
+        if first < 0:
+            first = other.result()
+            first = first + half if first >= 0 else -1
     if first >= 0:
         text = bytes(tickets[first]).decode("ascii", errors="replace")
         raise BlockFileError(f"unit {first + 1}: not a ticket string: {text!r}")
@@ -221,7 +265,7 @@ def units_sha256(tickets: NDArray[np.uint8]) -> str:
 
 
 def write_block(block: Block, path: Path | str) -> None:
-    """Write ``block`` to ``path`` (Parquet, uncompressed, one file)."""
+    """Write ``block`` to ``path`` (Parquet, uncompressed, row groups of 131,072 units)."""
     n = block.size
     if block.units.shape != (n, UNIT_CELLS) or block.lots_cents.shape != (n,):
         raise ValueError("block units must be (n, 64) and lots (n,)")
@@ -248,20 +292,25 @@ def write_block(block: Block, path: Path | str) -> None:
         compression="none",
         use_dictionary=["prize_cents"],
         write_statistics=False,
+        row_group_size=_ROWS_PER_GROUP,
     )
 
 
 def read_block(path: Path | str) -> Block:
-    """Read a block file; raises :class:`BlockFileError` with a one-line message."""
+    """Read a block file; raises :class:`BlockFileError` with a one-line message.
+
+    Read a batch at a time into the block's arrays: Arrow never holds the whole ticket column
+    (reading it at once took three times its size in memory).
+    """
     try:
-        parquet = pq.ParquetFile(str(path))
+        parquet = pq.ParquetFile(str(path), pre_buffer=False, buffer_size=_READ_BUFFER)
         metadata = parquet.schema_arrow.metadata or {}
-        table = parquet.read()
+        schema = parquet.schema_arrow
+        n = parquet.metadata.num_rows
     except FileNotFoundError:
         raise BlockFileError(f"{path}: no such file") from None
     except (OSError, pa.ArrowException) as exc:
-        message = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise BlockFileError(f"{path}: not a readable block file ({message})") from None
+        raise BlockFileError(f"{path}: not a readable block file ({_first_line(exc)})") from None
     if MANIFEST_KEY not in metadata:
         raise BlockFileError(f"{path}: no pharaon manifest in the file's metadata")
     try:
@@ -270,25 +319,35 @@ def read_block(path: Path | str) -> Block:
         raise BlockFileError(f"{path}: the manifest is not valid JSON") from None
     except BlockFileError as exc:
         raise BlockFileError(f"{path}: {exc}") from None
-    if table.schema.names != list(COLUMNS):
+    if schema.names != list(COLUMNS):
         raise BlockFileError(
-            f"{path}: columns must be {', '.join(COLUMNS)}, got {', '.join(table.schema.names)}"
+            f"{path}: columns must be {', '.join(COLUMNS)}, got {', '.join(schema.names)}"
         )
     for name, kind in zip(COLUMNS, _SCHEMA.types, strict=True):
-        if table.schema.field(name).type != kind:
+        if schema.field(name).type != kind:
             raise BlockFileError(f"{path}: column {name} must be {kind}")
-    n = table.num_rows
     if n != manifest.block_size:
         raise BlockFileError(
             f"{path}: the file holds {n} units, the manifest says {manifest.block_size}"
         )
+    serial = np.empty(n, dtype=np.int64)
+    lots = np.empty(n, dtype=np.int64)
+    tickets = np.empty((n, TICKET_LENGTH), dtype=np.uint8)
     try:
-        serial = table.column("serial").to_numpy()
-        lots = table.column("prize_cents").to_numpy().astype(np.int64)
-        tickets = _ticket_matrix(table.column("ticket"), n)
+        done = 0
+        for batch in parquet.iter_batches(batch_size=_ROWS_PER_GROUP, use_threads=False):
+            m = batch.num_rows
+            if done + m > n:
+                raise BlockFileError(f"the file holds more than the {n} units it announces")
+            serial[done : done + m] = batch.column(0).to_numpy()
+            lots[done : done + m] = batch.column(2).to_numpy()
+            tickets[done : done + m] = _ticket_matrix(batch.column(1), m, done)
+            done += m
+        if done != n:
+            raise BlockFileError(f"the file holds {done} units, not the {n} it announces")
         units = units_from_ticket_bytes(tickets)
-    except pa.ArrowException as exc:  # nulls, for instance
-        raise BlockFileError(f"{path}: bad column data ({exc})") from None
+    except (OSError, pa.ArrowException) as exc:  # nulls, for instance
+        raise BlockFileError(f"{path}: bad column data ({_first_line(exc)})") from None
     except BlockFileError as exc:
         raise BlockFileError(f"{path}: {exc}") from None
     expected = np.arange(1, n + 1, dtype=np.int64)
@@ -298,18 +357,23 @@ def read_block(path: Path | str) -> Block:
     return Block(manifest=manifest, units=units, lots_cents=lots, tickets=tickets)
 
 
-def _ticket_matrix(column: pa.ChunkedArray, n: int) -> NDArray[np.uint8]:
-    """(n, 67) uint8 straight from the string column's buffers (no Python strings)."""
-    if column.null_count:
+def _first_line(exc: Exception) -> str:
+    return str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+
+
+def _ticket_matrix(array: pa.StringArray, n: int, first_row: int) -> NDArray[np.uint8]:
+    """(n, 67) uint8 straight from the string array's buffers (no Python strings);
+    ``first_row``: the index of its first row in the block, for messages."""
+    if array.null_count:
         raise BlockFileError("the ticket column holds nulls")
-    array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
     _, offsets_buffer, data_buffer = array.buffers()
     offsets = np.frombuffer(offsets_buffer, dtype=np.int32)[array.offset : array.offset + n + 1]
     if not np.array_equal(np.diff(offsets), np.full(n, TICKET_LENGTH, dtype=np.int32)):
         lengths = np.diff(offsets)
         first = int(np.argmax(lengths != TICKET_LENGTH))
         raise BlockFileError(
-            f"unit {first + 1}: a ticket has {TICKET_LENGTH} characters, got {lengths[first]}"
+            f"unit {first_row + first + 1}: a ticket has {TICKET_LENGTH} characters, got "
+            f"{lengths[first]}"
         )
     data = np.frombuffer(data_buffer, dtype=np.uint8)
     start = int(offsets[0])

@@ -1,17 +1,19 @@
 """The block factory: a block of units carrying exactly its design's prize table, in a sale
 order nobody can predict.
 
-1. Each unit gets a kind from the design (a composition, or losing), in design order.
-2. :func:`pharaon.pool.layout.lay_out` draws every unit: fill, combinations at random places,
-   the batch evaluator as judge (layout and fill generators seeded from HKDF sub-keys).
-3. The block is put in sale order by a permutation from the HKDF order sub-key (SHAKE-256).
-4. The manifest records the design, the prize table, the counts, the SHA-256 of the units and
-   the Merkle root over them.
+1. Each unit gets a kind from the design (a composition, or losing), in design order; the kinds
+   are put in sale order by a permutation from the HKDF order sub-key (SHAKE-256).
+2. :func:`pharaon.pool.layout.lay_out` draws every unit in sale order: fill, combinations at
+   random places, the game core's tables as judge (layout and fill generators seeded from HKDF
+   sub-keys); :func:`pharaon.pool.balance.balance` evens out the background.
+3. The manifest records the design, the prize table, the counts, the SHA-256 of the units and
+   the Merkle root over them (hashed side by side: both release the GIL).
 """
 
 from __future__ import annotations
 
 import re
+from concurrent.futures import ThreadPoolExecutor
 from typing import Final
 
 import numpy as np
@@ -31,7 +33,7 @@ from pharaon.pool.layout import Plan, Progress, lay_out
 from pharaon.pool.merkle import leaf_hashes, merkle_root
 from pharaon.pool.seeding import derive_keys, parse_key, secure_permutation
 
-GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 1)"
+GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 2)"
 _EMISSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -74,31 +76,31 @@ def generate_block(
     plans = [Plan((), ())] + [c.plan() for c in design.compositions]
     counts = [n - design.winning_units] + [c.count for c in design.compositions]
     kinds = np.repeat(np.arange(len(plans), dtype=np.int64), counts)
-    units, planned = lay_out(
+    if progress is not None:
+        progress("sale order", 0, 1)
+    # The kinds in sale order: kind i of the design is sold at row rows[i].
+    rows = secure_permutation(keys.order, n)
+    sale_kinds = np.empty_like(kinds)
+    sale_kinds[rows] = kinds
+    if progress is not None:
+        progress("sale order", 1, 1)
+    laid = lay_out(
         plans,
-        kinds,
+        sale_kinds,
         layout_rng=keys.generator("layout"),
         fill_rng=keys.generator("fill"),
         progress=progress,
     )
+    balance(laid, winning=sale_kinds > 0, rng=keys.generator("balance"), progress=progress)
     amounts = np.array([0] + [c.amount_cents * k for c in design.compositions], dtype=np.int64)
-    balance(
-        units,
-        plans=plans,
-        kinds=kinds,
-        planned=planned,
-        rng=keys.generator("balance"),
-        progress=progress,
-    )
+    lots = amounts[sale_kinds]
     if progress is not None:
-        progress("sale order", 0, 1)
-    order = secure_permutation(keys.order, n)
-    units = units[order]
-    lots = amounts[kinds[order]]
-    if progress is not None:
-        progress("sale order", 1, 1)
         progress("hashes", 0, 1)
-    tickets = ticket_bytes(units)
+    tickets = ticket_bytes(laid.units)
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        digest = pool.submit(units_sha256, tickets)
+        root = merkle_root(leaf_hashes(tickets, lots))
+        units_digest = digest.result()
     manifest = Manifest(
         game=game.name,
         price_cents=price_cents,
@@ -114,9 +116,9 @@ def generate_block(
             CompositionCount(c.amount_cents * k, canonical(c.lines), canonical(c.bonus), c.count)
             for c in design.compositions
         ),
-        units_sha256=units_sha256(tickets),
-        merkle_root=merkle_root(leaf_hashes(tickets, lots)),
+        units_sha256=units_digest,
+        merkle_root=root,
     )
     if progress is not None:
         progress("hashes", 1, 1)
-    return Block(manifest=manifest, units=units, lots_cents=lots)
+    return Block(manifest=manifest, units=laid.units, lots_cents=lots, tickets=tickets)

@@ -7,11 +7,14 @@ Every unit, winning or losing, goes through the same process (pharaon.pool._kern
    drawn again while it clashes with a piece already placed (another symbol on a shared cell,
    the same line or group twice, a group touching a planned cell of its own symbol);
 2. the other cells are drawn uniformly and independently from the six symbols, except that a
-   cell touching a planned group cannot take the group's symbol (it is drawn among the others:
-   the same law plain rejection would leave); the bonus grid's cells are drawn first;
-3. the unit is judged: exactly its planned bonus groups per symbol and no group of 5 or more
-   (checked as soon as the bonus cells are drawn), exactly its planned lines per symbol.
-   Otherwise steps 1 to 3 start again from nothing.
+   cell touching a planned group cannot take the group's symbol (it is drawn again until it
+   holds another: uniform among the others);
+3. the unit is judged: exactly its planned bonus groups per symbol and no group of 5 or more,
+   exactly its planned lines per symbol. Otherwise steps 1 to 3 start again from nothing.
+
+The generator gives ``kinds`` already in the sale order (shuffled by the secure permutation of
+pharaon.pool.seeding), so units are drawn where they are sold and the block is never copied to
+be shuffled: which units win is decided by the permutation alone.
 
 A losing unit is the plan with no piece: a uniform draw among the units that win nothing.
 Nothing of the layout is chosen by hand.
@@ -72,6 +75,26 @@ class Plan:
         return np.bincount(np.array(self.bonus, dtype=np.int64), minlength=SYMBOLS).astype(np.int8)
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class LaidOut:
+    """Drawn units and what the balancing needs to know of them.
+
+    units: (n, 64) int8 symbol indices;
+    planned: (n,) int64, bit c set where cell c belongs to one of the unit's combinations;
+    free_symbols: (2, 2, 6) int64, cells outside the combinations by [losing 0 / winning 1,
+    cell class (CELL_CLASS), symbol].
+    """
+
+    units: NDArray[np.int8]
+    planned: NDArray[np.int64]
+    free_symbols: NDArray[np.int64]
+
+    def planned_cells(self) -> NDArray[np.bool_]:
+        """(n, 64) bool: ``planned`` unpacked."""
+        bits = self.planned.view(np.uint64)[:, None] >> np.arange(UNIT_CELLS, dtype=np.uint64)
+        return (bits & np.uint64(1)).astype(np.bool_)
+
+
 def _neighbour_cells() -> NDArray[np.bool_]:
     """(113, 64) bool: the unit cells in contact with each placement, outside it."""
     out = np.zeros((len(TETROMINOES), UNIT_CELLS), dtype=np.bool_)
@@ -104,14 +127,24 @@ def _bonus_adjacency() -> NDArray[np.int64]:
     return out
 
 
+def _masks(cell_lists: NDArray[np.int64]) -> NDArray[np.int64]:
+    """(r,) int64: each row's cells (-1: none) as a 64-bit mask (bit 63 as the sign bit)."""
+    masks = [sum(1 << int(c) for c in row if c >= 0) for row in cell_lists]
+    return np.array(masks, dtype=np.uint64).view(np.int64)
+
+
 BONUS_ARRAY: Final = np.array(BONUS_CELLS, dtype=np.int64)
 BONUS_ADJACENCY: Final = _bonus_adjacency()
-FILL_ORDER: Final = np.concatenate(
-    [BONUS_ARRAY, np.setdiff1d(np.arange(UNIT_CELLS), BONUS_ARRAY)]
-).astype(np.int64)
-"""The order cells are drawn in: the 16 bonus cells, then the others."""
+CELL_CLASS: Final = np.isin(np.arange(UNIT_CELLS), BONUS_ARRAY).astype(np.int64) ^ 1
+"""(64,) int64: 0 for a cell of the bonus grid, 1 for the others."""
+BONUS_POSITION: Final = np.full(UNIT_CELLS, -1, dtype=np.int64)
+BONUS_POSITION[BONUS_ARRAY] = np.arange(GRID_CELLS)
+"""(64,) int64: a cell's position in the bonus grid, -1 outside it."""
 _NEIGHBOUR_LISTS: Final = _neighbour_lists()
-_WORDS: Final = 1 << 18  # random words per refill
+_LINE_MASKS: Final = _masks(LINE_CELLS)
+_TETROMINO_MASKS: Final = _masks(TETROMINO_CELLS)
+_NEIGHBOUR_MASKS: Final = _masks(_NEIGHBOUR_LISTS)
+_WORDS: Final = 1 << 19  # random words per refill
 _CHUNK_UNITS: Final = 1 << 15  # units per chunk (and per pair of random streams)
 
 
@@ -146,26 +179,30 @@ def _stream(rng: np.random.Generator, jumps: int) -> np.random.Generator:
 
 def _draw_chunk(
     kinds: NDArray[np.int64],
+    start: int,
     *,
     tables: tuple[NDArray[np.int64], ...],
     streams: tuple[np.random.Generator, np.random.Generator],
-    units: NDArray[np.int8],
-    planned: NDArray[np.bool_],
+    out: LaidOut,
     max_attempts: int,
     plans: Sequence[Plan],
-) -> None:
-    """Draw the units of one chunk (the kernel releases the GIL: chunks run in parallel)."""
+) -> NDArray[np.int64]:
+    """Draw the units of one chunk (the kernel releases the GIL: chunks run in parallel);
+    returns the chunk's free symbol counts."""
     pieces, counts, want_lines, want_bonus = tables
     layout_rng, fill_rng = streams
     layout_buf, layout_st = _words(layout_rng), _kernels.new_state()
     fill_buf, fill_st = _words(fill_rng), _kernels.new_state()
+    free = np.zeros((2, 2, SYMBOLS), dtype=np.int64)
     n = kinds.shape[0]
     done = 0
     while done < n:
         done = _kernels.draw_units(
-            kinds, done, pieces, counts, want_lines, want_bonus, LINE_CELLS, TETROMINO_CELLS,
-            _NEIGHBOUR_LISTS, BONUS_ARRAY, FILL_ORDER, line_table(), bonus_table(), layout_buf,
-            layout_st, fill_buf, fill_st, max_attempts, units, planned,
+            kinds, start, done, pieces, counts, want_lines, want_bonus, LINE_CELLS,
+            TETROMINO_CELLS, _LINE_MASKS, _TETROMINO_MASKS, _NEIGHBOUR_MASKS, _NEIGHBOUR_LISTS,
+            BONUS_ARRAY, line_table(), bonus_table(), _kernels.PAIR_SYMBOLS, _kernels.BYTE_SYMBOL,
+            layout_buf, layout_st, fill_buf, fill_st, max_attempts, out.units.view(np.int64),
+            out.planned, free,
         )  # fmt: skip
         if done < 0:
             unit = -1 - done
@@ -179,6 +216,7 @@ def _draw_chunk(
             layout_st[4] = attempts
         if fill_st[1]:
             fill_buf, fill_st = _words(fill_rng), _kernels.new_state()
+    return free
 
 
 def lay_out(
@@ -189,17 +227,19 @@ def lay_out(
     fill_rng: np.random.Generator,
     progress: Progress | None = None,
     max_attempts: int = 100_000,
-) -> tuple[NDArray[np.int8], NDArray[np.bool_]]:
+) -> LaidOut:
     """Draw one unit per entry of ``kinds`` ((n,) indices into ``plans``).
 
-    Returns (n, 64) int8 units, unit ``i`` holding exactly the combinations of
-    ``plans[kinds[i]]``, and (n, 64) bool: the cells of those combinations. Raises
+    Unit ``i`` holds exactly the combinations of ``plans[kinds[i]]``. Raises
     :class:`LayoutError` if a unit still misses its plan after ``max_attempts`` draws.
     """
     n = kinds.shape[0]
     tables = encode_plans(plans)
-    units = np.empty((n, UNIT_CELLS), dtype=np.int8)
-    planned = np.zeros((n, UNIT_CELLS), dtype=np.bool_)
+    out = LaidOut(
+        units=np.empty((n, UNIT_CELLS), dtype=np.int8),
+        planned=np.empty(n, dtype=np.int64),
+        free_symbols=np.zeros((2, 2, SYMBOLS), dtype=np.int64),
+    )
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)
     # Fixed chunks, each with its own streams (PCG64 jumped ahead by 2^127 steps per stream):
     # the block depends on the keys only, not on how many threads draw the chunks.
@@ -212,14 +252,14 @@ def lay_out(
         for c in range(len(starts))
     ]
 
-    def draw(c: int) -> None:
+    def draw(c: int) -> NDArray[np.int64]:
         start, stop = starts[c], min(n, starts[c] + _CHUNK_UNITS)
-        _draw_chunk(
+        return _draw_chunk(
             kinds[start:stop],
+            start,
             tables=tables,
             streams=streams[c],
-            units=units[start:stop],
-            planned=planned[start:stop],
+            out=out,
             max_attempts=max_attempts,
             plans=plans,
         )
@@ -228,7 +268,7 @@ def lay_out(
     with ThreadPoolExecutor(max_workers=workers) as pool:
         futures = [pool.submit(draw, c) for c in range(len(starts))]
         for done, future in enumerate(futures, start=1):
-            future.result()  # re-raises a LayoutError
+            out.free_symbols[...] += future.result()  # re-raises a LayoutError
             if progress is not None:
                 progress("layout", min(n, done * _CHUNK_UNITS), n)
-    return units, planned
+    return out

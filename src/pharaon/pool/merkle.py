@@ -28,6 +28,7 @@ from pharaon.pool.blockfile import Block, ticket_bytes
 LEAF_PREFIX: Final = 0x00
 NODE_PREFIX: Final = 0x01
 
+
 def sha256_rows(messages: NDArray[np.uint8]) -> NDArray[np.uint8]:
     """(n, 32) uint8: SHA-256 of each row of ``messages`` ((n, m) uint8, 64 ≤ m ≤ 119: two
     compression blocks)."""

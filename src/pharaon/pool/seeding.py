@@ -19,10 +19,13 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from pharaon.pool import _kernels
+
 KEY_BYTES_MIN = 16
 KEY_BYTES_MAX = 64
 _SALT = b"pharaon/block-factory/v1"
 _HASH_LEN = 32
+_ORDER_DOMAIN = b"pharaon/sale-order/v2\x00"
 
 
 class SeedKeyError(ValueError):
@@ -114,13 +117,19 @@ def derive_keys(
 
 
 def secure_permutation(order_key: bytes, n: int) -> NDArray[np.int64]:
-    """(n,) int64: a permutation of ``0..n-1`` from the order sub-key.
+    """(n,) int64: a uniform permutation of ``0..n-1`` from the order sub-key.
 
-    Each position gets a 64-bit sort key from the SHAKE-256 stream of the key (a
-    cryptographic XOF, not a statistical generator); sorting the keys gives the order. Ties
-    (probability below n² / 2⁶⁵) fall back to the original position, so the result is always a
-    permutation.
+    A Fisher-Yates shuffle whose random indices come from the SHAKE-256 stream of the key (a
+    cryptographic XOF, not a statistical generator), read as big-endian 32-bit words; each index
+    is exactly uniform (Lemire's multiply-and-reject). A longer stream starts with the same
+    bytes, so asking for more words when the first ones run out changes nothing before.
     """
-    stream = hashlib.shake_256(b"pharaon/sale-order/v1\x00" + order_key).digest(8 * n)
-    sort_keys = np.frombuffer(stream, dtype=">u8")
-    return np.argsort(sort_keys, kind="stable").astype(np.int64)
+    if not 0 <= n < 1 << 32:
+        raise ValueError(f"a permutation of 0 to 2^32 - 1 elements, got {n}")
+    out = np.empty(n, dtype=np.int64)
+    count = n + n // 64 + 64  # about n² / 2^33 rejections in all are expected
+    while True:
+        stream = hashlib.shake_256(_ORDER_DOMAIN + order_key).digest(4 * count)
+        if _kernels.shuffle(np.frombuffer(stream, dtype=">u4").astype(np.uint32), out) >= 0:
+            return out
+        count *= 2

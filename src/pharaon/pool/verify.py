@@ -24,6 +24,7 @@ from pharaon.pool.blockfile import (
     Block,
     BlockFileError,
     Manifest,
+    first_mismatch,
     read_block,
     ticket_bytes,
     units_sha256,
@@ -53,12 +54,13 @@ def _packed_compositions(
     line_counts: NDArray[np.int8], bonus_counts: NDArray[np.int8]
 ) -> NDArray[np.int64]:
     """(n,) int64: each unit's line and bonus counts per symbol, (n, 6) each, as one number."""
-    lines, bonus = line_counts.astype(np.int64), bonus_counts.astype(np.int64)
-    code = np.zeros(lines.shape[0], dtype=np.int64)
+    code = np.zeros(line_counts.shape[0], dtype=np.int64)
+    for s in range(SYMBOLS):  # in place: no temporary array per step
+        code *= 64
+        code += line_counts[:, s]
     for s in range(SYMBOLS):
-        code = code * 64 + lines[:, s]
-    for s in range(SYMBOLS):
-        code = code * 8 + bonus[:, s]
+        code *= 8
+        code += bonus_counts[:, s]
     return code
 
 
@@ -147,12 +149,26 @@ def verify_block(
     n = block.size
     if not _check_identity(m, n, problems):
         return _report(problems, m)
+    # The hashes are over the ticket strings, the evaluation over the units: a block that
+    # carries both (read from a file, or made by the generator) must have them agree.
     tickets = block.tickets if block.tickets is not None else ticket_bytes(block.units)
-    # hashlib and the numba evaluator both release the GIL: hash while evaluating.
-    with ThreadPoolExecutor(max_workers=1) as pool:
+    # hashlib, the hashing kernels and the numba evaluator release the GIL: hash and compare
+    # while evaluating.
+    half = n // 2
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        second = pool.submit(evaluate_batch, block.units[half:], m.price_cents)
         digest = pool.submit(units_sha256, tickets)
-        result = evaluate_batch(block.units, m.price_cents)
+        root = pool.submit(lambda: merkle_root(leaf_hashes(tickets, block.lots_cents)))
+        agree = pool.submit(
+            lambda: -1 if block.tickets is None else first_mismatch(block.units, tickets)
+        )
+        first = evaluate_batch(block.units[:half], m.price_cents)
+        result = _joined(first, second.result())
         units_digest = digest.result()
+        merkle = root.result()
+        mismatch = agree.result()
+    if mismatch >= 0:
+        problems.append(f"unit {mismatch + 1}: the cells differ from the ticket string")
     bad = result.malformed
     if bad.any():
         problems.append(
@@ -180,15 +196,26 @@ def verify_block(
     if units_digest != m.units_sha256:
         problems.append("units_sha256 does not match the units")
     step(3)
-    if merkle_root(leaf_hashes(tickets, block.lots_cents)) != m.merkle_root:
+    if merkle != m.merkle_root:
         problems.append("merkle_root does not match the units")
     step(4)
     return _report(problems, m, result.lots_cents)
 
 
+def _joined(first: BatchResult, second: BatchResult) -> BatchResult:
+    """The results of two consecutive batches as one."""
+    return BatchResult(
+        *(
+            np.concatenate([getattr(first, name), getattr(second, name)])
+            for name in ("lots_cents", "combinations", "malformed", "line_counts", "bonus_counts")
+        )
+    )
+
+
 def _check_compositions(m: Manifest, result: BatchResult, problems: list[str]) -> None:
     winning = result.lots_cents > 0
-    loser_combos = ~winning & ((result.line_counts > 0).any(1) | (result.bonus_counts > 0).any(1))
+    all_codes = _packed_compositions(result.line_counts, result.bonus_counts)
+    loser_combos = ~winning & (all_codes != 0)
     if loser_combos.any():
         problems.append(
             f"{int(loser_combos.sum())} losing units hold a line or bonus group, serials "
@@ -197,7 +224,7 @@ def _check_compositions(m: Manifest, result: BatchResult, problems: list[str]) -
     # Count (composition, lot) pairs with numpy; only the distinct ones get a name.
     # A packed composition is below 2**54, so (composition, lot index) packs into one int64.
     amounts, lot_index = np.unique(result.lots_cents[winning], return_inverse=True)
-    codes = _packed_compositions(result.line_counts[winning], result.bonus_counts[winning])
+    codes = all_codes[winning]
     packed = codes * 64 + lot_index
     unique, counts = np.unique(packed, return_counts=True)
     have = Counter(
