@@ -50,3 +50,28 @@ def test_an_impossible_plan_fails_cleanly() -> None:
     with pytest.raises(LayoutError):
         lay_out([Plan((), (0, 0, 0))], np.zeros(4, dtype=np.int64), layout_rng=rng,
                 fill_rng=rng, max_attempts=50)  # fmt: skip
+
+
+def test_random_chunks_stand_for_symbols_exactly_uniformly() -> None:
+    from pharaon.pool._kernels import BYTE_SYMBOL, PAIR_SYMBOLS
+
+    pairs = PAIR_SYMBOLS[PAIR_SYMBOLS != 0xFFFF]
+    first, second = pairs & 0xFF, pairs >> 8
+    counts = np.bincount(first.astype(np.int64) * 6 + second, minlength=36)
+    assert counts.tolist() == [1820] * 36  # every ordered pair of symbols equally often
+    assert (PAIR_SYMBOLS == 0xFFFF).sum() == 16
+    assert np.bincount(BYTE_SYMBOL[BYTE_SYMBOL >= 0]).tolist() == [42] * 6
+
+
+def test_a_crowded_plan_still_gets_every_place() -> None:
+    # Four J lines in a unit: later lines often find their first draws taken and are drawn
+    # among the free places; every one of the 40 lines must still carry J lines.
+    rng = np.random.default_rng(10)
+    laid = lay_out([Plan((4, 4, 4, 4), ())], np.zeros(2000, dtype=np.int64), layout_rng=rng,
+                   fill_rng=rng)  # fmt: skip
+    from pharaon.pool.layout import LINE_CELLS
+
+    full = laid.planned_cells()[:, LINE_CELLS].all(axis=2)  # (n, 40)
+    assert (full.sum(axis=1) == 4).all()
+    counts = full.sum(axis=0)
+    assert counts.min() > 100  # 200 expected each

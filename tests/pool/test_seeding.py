@@ -102,3 +102,13 @@ def test_the_permutation_is_a_permutation_and_follows_the_key() -> None:
 def test_the_permutation_moves_about_everything() -> None:
     order = secure_permutation(b"k" * 32, 100_000)
     assert (order == np.arange(100_000)).sum() < 10  # about 1 fixed point expected
+
+
+def test_the_permutation_is_uniform_on_three_elements() -> None:
+    from collections import Counter
+
+    seen = Counter(
+        tuple(secure_permutation(i.to_bytes(32, "big"), 3).tolist()) for i in range(6_000)
+    )
+    assert len(seen) == 6
+    assert all(900 < count < 1100 for count in seen.values())  # 1000 expected, sd about 29

@@ -31,7 +31,7 @@ from pharaon.pool.layout import (
     Progress,
 )
 
-_WORDS: Final = 1 << 20
+_WORDS: Final = 1 << 16  # random words per refill (512 KiB: stays in cache)
 _GRID_CELLS: Final = np.arange(UNIT_CELLS, dtype=np.int64)
 _PICK_FACTOR: Final = 1.5  # picks per unit of surplus in a pass (some changes are refused)
 _MAX_PASSES: Final = 64

@@ -168,6 +168,8 @@ def _encode(units: Any, alphabet: Any, out: Any) -> None:
             base = g * (GRID_CELLS + 1)
             for j in range(GRID_CELLS):
                 out[i, base + j] = alphabet[units[i, g * GRID_CELLS + j]]
+            if g < GRIDS - 1:
+                out[i, base + GRID_CELLS] = _SEPARATOR_BYTE
 
 
 def _decode(tickets: Any, table: Any, out: Any) -> int:
@@ -210,7 +212,7 @@ def ticket_bytes(units: NDArray[np.int8]) -> NDArray[np.uint8]:
     if units.size and (units.min() < 0 or units.max() >= len(_ALPHABET)):
         raise ValueError("units must hold symbol indices 0..5")
     n = units.shape[0]
-    out = np.full((n, TICKET_LENGTH), _SEPARATOR_BYTE, dtype=np.uint8)
+    out = np.empty((n, TICKET_LENGTH), dtype=np.uint8)
     units = np.ascontiguousarray(units)
     half = n // 2
     if half < _ROWS_PER_THREAD:
