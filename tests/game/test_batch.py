@@ -102,3 +102,11 @@ def test_shape_and_dtype_are_checked() -> None:
 def test_an_empty_batch() -> None:
     got = evaluate_batch(np.zeros((0, 64), dtype=np.int8))
     assert got.lots_cents.shape == (0,)
+
+
+def test_threads_give_the_same_result() -> None:
+    rng = np.random.default_rng(5)
+    units = rng.integers(0, 6, size=(200_001, 64), dtype=np.int8)
+    one, two = evaluate_batch(units, 200), evaluate_batch(units, 200, threads=3)
+    for name in ("lots_cents", "combinations", "malformed", "line_counts", "bonus_counts"):
+        assert np.array_equal(getattr(one, name), getattr(two, name)), name

@@ -75,3 +75,15 @@ def test_a_crowded_plan_still_gets_every_place() -> None:
     assert (full.sum(axis=1) == 4).all()
     counts = full.sum(axis=0)
     assert counts.min() > 100  # 200 expected each
+
+
+def test_the_losing_units_line_test_agrees_with_the_evaluator() -> None:
+    from pharaon.pool._kernels import _any_line
+
+    rng = np.random.default_rng(11)
+    units = rng.integers(0, 6, size=(3_000, 64), dtype=np.int8)
+    units[:500, :16] = rng.integers(0, 2, size=(500, 16))  # grid 1 of two symbols: many lines
+    lines = evaluate_batch(units).line_counts.sum(axis=1)
+    found = [_any_line(u.view(np.int64)) for u in units]
+    assert found == (lines > 0).tolist()
+    assert 0 < sum(found) < len(found)

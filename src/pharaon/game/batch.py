@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -23,6 +24,7 @@ from pharaon.game.rules import rules
 from pharaon.game.tables import bonus_table, line_table
 
 SYMBOLS = 6
+_ROWS_PER_THREAD = 1 << 16  # fewer rows than this per thread: not worth a thread
 _LOW_BITS = 0x0101010101010101  # bit 0 of each byte
 _NOT_CODE = ~0x0707070707070707  # bits no index 0..7 has
 
@@ -161,8 +163,11 @@ def _gains(stake_cents: int) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
     return line_gain, bonus_gain
 
 
-def evaluate_batch(units: NDArray[np.int8], stake_cents: int = 100) -> BatchResult:
-    """Evaluate ``units``, an (n, 64) int8 array of symbol indices, at ``stake_cents``."""
+def evaluate_batch(
+    units: NDArray[np.int8], stake_cents: int = 100, *, threads: int = 1
+) -> BatchResult:
+    """Evaluate ``units``, an (n, 64) int8 array of symbol indices, at ``stake_cents``;
+    ``threads`` > 1 splits the rows between that many threads (the loop releases the GIL)."""
     if units.ndim != 2 or units.shape[1] != UNIT_CELLS:
         raise ValueError(f"units must have shape (n, {UNIT_CELLS}), got {units.shape}")
     if units.dtype != np.int8:
@@ -176,17 +181,28 @@ def evaluate_batch(units: NDArray[np.int8], stake_cents: int = 100) -> BatchResu
         line_counts=np.empty((n, SYMBOLS), dtype=np.int8),
         bonus_counts=np.empty((n, SYMBOLS), dtype=np.int8),
     )
-    _compiled(
-        np.ascontiguousarray(units).view(np.int64),
-        _bonus_runs(),
-        line_table(),
-        bonus_table(),
-        line_gain,
-        bonus_gain,
-        result.lots_cents,
-        result.combinations,
-        result.malformed,
-        result.line_counts,
-        result.bonus_counts,
-    )
+    words = np.ascontiguousarray(units).view(np.int64)
+    tables = (_bonus_runs(), line_table(), bonus_table(), line_gain, bonus_gain)
+
+    def run(start: int, stop: int) -> None:
+        _compiled(
+            words[start:stop],
+            *tables,
+            result.lots_cents[start:stop],
+            result.combinations[start:stop],
+            result.malformed[start:stop],
+            result.line_counts[start:stop],
+            result.bonus_counts[start:stop],
+        )
+
+    parts = max(1, min(threads, n // _ROWS_PER_THREAD))
+    if parts == 1:
+        run(0, n)
+        return result
+    bounds = [n * p // parts for p in range(parts + 1)]
+    with ThreadPoolExecutor(max_workers=parts - 1) as pool:
+        others = [pool.submit(run, bounds[p], bounds[p + 1]) for p in range(1, parts)]
+        run(bounds[0], bounds[1])
+        for other in others:
+            other.result()
     return result

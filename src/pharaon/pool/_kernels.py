@@ -99,11 +99,9 @@ def _bonus_ok(cells: Any, want_b: Any, bonus_cells: Any, groups: Any, masks: Any
     return ok
 
 
-def _lines_ok(words: Any, want_l: Any, lines: Any, masks: Any) -> bool:
-    """Whether the grids hold exactly ``want_l`` full lines per symbol (``words``: the unit's
-    64 cells as eight int64; ``lines``: pharaon.game.tables.line_table); ``masks`` (4, 6)
-    gets each grid's symbol masks."""
-    c0 = c1 = c2 = c3 = c4 = c5 = 0
+def _grid_masks(words: Any, masks: Any) -> None:
+    """``masks`` (4, 6) ← each grid's 16-bit mask of each symbol (``words``: the unit's 64
+    cells as eight int64, two per grid)."""
     for g in range(4):
         a = words[2 * g]
         b = words[2 * g + 1]
@@ -114,20 +112,45 @@ def _lines_ok(words: Any, want_l: Any, lines: Any, masks: Any) -> bool:
         )
         for s in range(6):
             masks[g, s] = m[s]
-        c0 += lines[m[0]]
-        c1 += lines[m[1]]
-        c2 += lines[m[2]]
-        c3 += lines[m[3]]
-        c4 += lines[m[4]]
-        c5 += lines[m[5]]
-    return bool(
-        c0 == want_l[0]
-        and c1 == want_l[1]
-        and c2 == want_l[2]
-        and c3 == want_l[3]
-        and c4 == want_l[4]
-        and c5 == want_l[5]
-    )
+
+
+def _lines_ok(words: Any, want_l: Any, lines: Any, masks: Any) -> bool:
+    """Whether the grids hold exactly ``want_l`` full lines per symbol (``lines``:
+    pharaon.game.tables.line_table); ``masks`` (4, 6) gets each grid's symbol masks."""
+    _grid_masks(words, masks)
+    for s in range(6):
+        count = 0
+        for g in range(4):
+            count += lines[masks[g, s]]
+        if count != want_l[s]:
+            return False
+    return True
+
+
+def _any_line(words: Any) -> bool:
+    """Whether some line of some grid holds one symbol four times, byte arithmetic on the
+    rows (a losing unit's test: cheaper than counting lines per symbol)."""
+    for g in range(4):
+        a = words[2 * g]  # rows 1 and 2 of the grid, four bytes each
+        b = words[2 * g + 1]  # rows 3 and 4
+        for x in (a, b):
+            y = x ^ (x >> 8)  # byte k: cell k against cell k + 1
+            if (y & 0xFFFFFF) == 0 or (y & 0xFFFFFF00000000) == 0:
+                return True
+        r0 = a & 0xFFFFFFFF
+        r1 = (a >> 32) & 0xFFFFFFFF
+        r2 = b & 0xFFFFFFFF
+        r3 = (b >> 32) & 0xFFFFFFFF
+        e = (r0 ^ r1) | (r1 ^ r2) | (r2 ^ r3)  # a zero byte: a column of one symbol
+        if ((e - 0x01010101) & ~e & 0x80808080) != 0:
+            return True
+        d = r0 & 0xFF
+        if d == (r1 >> 8) & 0xFF and d == (r2 >> 16) & 0xFF and d == r3 >> 24:
+            return True
+        d = r0 >> 24
+        if d == (r1 >> 16) & 0xFF and d == (r2 >> 8) & 0xFF and d == r3 & 0xFF:
+            return True
+    return False
 
 
 def _popcount_intrinsic(typingctx: Any, x: Any) -> Any:
@@ -356,9 +379,13 @@ def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
                         cells[c] = _symbol(fill_buf, fill_st, byte_symbol)
                         if fill_st[1]:
                             return i
-            if _bonus_ok(cells, want_b[k], bonus_cells, groups, bonus_masks) and _lines_ok(
-                words, want_l[k], lines, grid_masks
-            ):
+            if not _bonus_ok(cells, want_b[k], bonus_cells, groups, bonus_masks):
+                continue
+            if m == 0:
+                if not _any_line(words):
+                    _grid_masks(words, grid_masks)  # for the symbol counts below
+                    break
+            elif _lines_ok(words, want_l[k], lines, grid_masks):
                 break
         layout_st[4] = 0
         row = first_row + i
@@ -560,7 +587,9 @@ _word = numba.njit(inline="always")(_word)
 _below = numba.njit(inline="always")(_below)
 _uniform = numba.njit(inline="always")(_uniform)
 _bonus_ok = numba.njit(inline="always")(_bonus_ok)
+_grid_masks = numba.njit(inline="always")(_grid_masks)
 _lines_ok = numba.njit(inline="always")(_lines_ok)
+_any_line = numba.njit(inline="always")(_any_line)
 _fill = numba.njit(inline="always")(_fill)
 _symbol = numba.njit(inline="always")(_symbol)
 _fits = numba.njit(inline="always")(_fits)

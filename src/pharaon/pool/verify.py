@@ -149,21 +149,18 @@ def verify_block(
     n = block.size
     if not _check_identity(m, n, problems):
         return _report(problems, m)
-    # The hashes are over the ticket strings, the evaluation over the units: a block that
-    # carries both (read from a file, or made by the generator) must have them agree.
+    # The hashes are over the ticket strings, the evaluation over the units: a block in memory
+    # that carries both (made by the generator) must have them agree.
     tickets = block.tickets if block.tickets is not None else ticket_bytes(block.units)
     # hashlib, the hashing kernels and the numba evaluator release the GIL: hash and compare
     # while evaluating.
-    half = n // 2
     with ThreadPoolExecutor(max_workers=2) as pool:
-        second = pool.submit(evaluate_batch, block.units[half:], m.price_cents)
         digest = pool.submit(units_sha256, tickets)
         root = pool.submit(lambda: merkle_root(leaf_hashes(tickets, block.lots_cents)))
-        agree = pool.submit(
-            lambda: -1 if block.tickets is None else first_mismatch(block.units, tickets)
-        )
-        first = evaluate_batch(block.units[:half], m.price_cents)
-        result = _joined(first, second.result())
+        # read_block decodes the units from the tickets: they agree by construction
+        compare = block.tickets is not None and isinstance(path_or_block, Block)
+        agree = pool.submit(lambda: first_mismatch(block.units, tickets) if compare else -1)
+        result = evaluate_batch(block.units, m.price_cents, threads=2)
         units_digest = digest.result()
         merkle = root.result()
         mismatch = agree.result()
@@ -200,16 +197,6 @@ def verify_block(
         problems.append("merkle_root does not match the units")
     step(4)
     return _report(problems, m, result.lots_cents)
-
-
-def _joined(first: BatchResult, second: BatchResult) -> BatchResult:
-    """The results of two consecutive batches as one."""
-    return BatchResult(
-        *(
-            np.concatenate([getattr(first, name), getattr(second, name)])
-            for name in ("lots_cents", "combinations", "malformed", "line_counts", "bonus_counts")
-        )
-    )
 
 
 def _check_compositions(m: Manifest, result: BatchResult, problems: list[str]) -> None:
