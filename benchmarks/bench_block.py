@@ -11,6 +11,7 @@ The machine is shared: compare the ratio, and look at the best of a few runs. CP
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import tempfile
 import time
@@ -56,6 +57,7 @@ def main() -> None:
 
         best_ref, best_make, best_verify, best_gen, best_write = (float("inf"),) * 5
         best_ref_cpu, best_make_cpu = float("inf"), float("inf")
+        load_before = os.getloadavg()
         for run in range(args.runs):
             ref, ref_cpu = numpy_reference()
             start, start_cpu = time.perf_counter(), time.process_time()
@@ -69,6 +71,7 @@ def main() -> None:
             done, make_cpu = time.perf_counter(), time.process_time() - start_cpu
             if not report.ok:
                 raise SystemExit(f"self-verification failed: {report.summary}")
+            del block  # written: the factory is done with it (memory is measured below)
             start_verify = time.perf_counter()
             file_report = verify_block(path)
             verify_time = time.perf_counter() - start_verify
@@ -101,6 +104,11 @@ def main() -> None:
     print(f"verify FILE (best):                   {best_verify:.3f} s  (target ≤ 0.5 s)")
     print(f"peak RSS:                             {peak_mb:.0f} MB  (target ≤ 1024 MB)")
     print(f"block file:                           {size_mb:.1f} MB")
+    print(
+        "load average (1, 5, 15 min):          "
+        f"before {' '.join(f'{x:.2f}' for x in load_before)}, "
+        f"after {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores)"
+    )
 
 
 if __name__ == "__main__":
