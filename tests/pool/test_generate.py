@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -102,7 +103,7 @@ def test_winning_combinations_lie_everywhere() -> None:
 def test_progress_is_reported() -> None:
     seen: list[str] = []
     generate_block(100, design=test_design(1_000), progress=lambda task, *_: seen.append(task))
-    assert {"layout", "balance", "sale order", "hashes"} <= set(seen)
+    assert {"layout", "balance", "sale order", "self-verify and hashes"} <= set(seen)
 
 
 @pytest.mark.parametrize(
@@ -133,3 +134,20 @@ def test_a_real_block_holds_the_regulation_table(real_blocks: dict[int, object])
         assert not block.manifest.test
         found = Counter(block.lots_cents[block.lots_cents > 0].tolist())
         assert found == {t.amount_cents: t.lots for t in rules().prize_table(price)}
+
+
+def test_a_block_that_fails_its_self_verification_is_never_returned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from pharaon.pool import generate
+    from pharaon.pool.balance import balance
+    from pharaon.pool.layout import LaidOut
+
+    def balance_then_break(laid: LaidOut, *, winning: np.ndarray, **kwargs: Any) -> None:
+        balance(laid, winning=winning, **kwargs)
+        losing = np.flatnonzero(~winning)[0]
+        laid.units[losing, 0:4] = 4  # a chacal line the layout did not plan
+
+    monkeypatch.setattr(generate, "balance", balance_then_break)
+    with pytest.raises(generate.SelfVerificationError, match="prize table"):
+        generate_block(100, design=test_design(1_000))

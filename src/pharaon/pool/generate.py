@@ -7,13 +7,18 @@ order nobody can predict.
    random places, the game core's tables as judge (layout and fill generators seeded from HKDF
    sub-keys); :func:`pharaon.pool.balance.balance` evens out the background.
 3. The manifest records the design, the prize table, the counts, the SHA-256 of the units and
-   the Merkle root over them (hashed side by side: both release the GIL).
+   the Merkle root over them.
+4. Self-verification: :func:`pharaon.pool.verify.audit_units` re-evaluates every unit with the
+   game core's evaluator and checks the prize table, the cumulation rule and the counts (while
+   the hashes are computed from the same units); a block that fails is never returned.
+   ``pharaon verify`` later checks the file from scratch, hashes included.
 """
 
 from __future__ import annotations
 
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import Final
 
 import numpy as np
@@ -32,8 +37,15 @@ from pharaon.pool.design import Design, canonical, default_design
 from pharaon.pool.layout import Plan, Progress, lay_out
 from pharaon.pool.merkle import leaf_hashes, merkle_root
 from pharaon.pool.seeding import derive_keys, parse_key, secure_permutation
+from pharaon.pool.verify import audit_units
 
 GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 2)"
+
+
+class SelfVerificationError(ValueError):
+    """A generated block that the evaluator refuses: a bug of the generator or its design."""
+
+
 _EMISSION: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 
 
@@ -94,13 +106,6 @@ def generate_block(
     balance(laid, winning=sale_kinds > 0, rng=keys.generator("balance"), progress=progress)
     amounts = np.array([0] + [c.amount_cents * k for c in design.compositions], dtype=np.int64)
     lots = amounts[sale_kinds]
-    if progress is not None:
-        progress("hashes", 0, 1)
-    tickets = ticket_bytes(laid.units)
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        digest = pool.submit(units_sha256, tickets)
-        root = merkle_root(leaf_hashes(tickets, lots))
-        units_digest = digest.result()
     manifest = Manifest(
         game=game.name,
         price_cents=price_cents,
@@ -116,9 +121,24 @@ def generate_block(
             CompositionCount(c.amount_cents * k, canonical(c.lines), canonical(c.bonus), c.count)
             for c in design.compositions
         ),
-        units_sha256=units_digest,
-        merkle_root=root,
+        units_sha256="",
+        merkle_root="",
     )
     if progress is not None:
-        progress("hashes", 1, 1)
+        progress("self-verify and hashes", 0, 1)
+    tickets = ticket_bytes(laid.units)
+    # Self-verification: the evaluator re-evaluates every unit against the manifest (nothing
+    # of the layout's bookkeeping is used), while the hashes are computed, once, from the
+    # ticket bytes of those same units. Everything here releases the GIL.
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        digest = pool.submit(units_sha256, tickets)
+        root = pool.submit(lambda: merkle_root(leaf_hashes(tickets, lots)))
+        problems = audit_units(manifest, laid.units, lots)
+        manifest = replace(manifest, units_sha256=digest.result(), merkle_root=root.result())
+    if problems:
+        raise SelfVerificationError(
+            f"the generated block fails its self-verification: {'; '.join(problems[:3])}"
+        )
+    if progress is not None:
+        progress("self-verify and hashes", 1, 1)
     return Block(manifest=manifest, units=laid.units, lots_cents=lots, tickets=tickets)

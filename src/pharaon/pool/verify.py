@@ -166,17 +166,43 @@ def verify_block(
         mismatch = agree.result()
     if mismatch >= 0:
         problems.append(f"unit {mismatch + 1}: the cells differ from the ticket string")
+    _check_evaluation(m, result, block.lots_cents, problems)
+    step(2)
+    if units_digest != m.units_sha256:
+        problems.append("units_sha256 does not match the units")
+    step(3)
+    if merkle != m.merkle_root:
+        problems.append("merkle_root does not match the units")
+    step(4)
+    return _report(problems, m, result.lots_cents)
+
+
+def audit_units(m: Manifest, units: NDArray[np.int8], lots_cents: NDArray[np.int64]) -> list[str]:
+    """The first problems the evaluator finds in ``units`` ((n, 64) int8) with their
+    ``lots_cents`` ((n,)) against manifest ``m``: everything :func:`verify_block` checks but
+    the hashes. The generator's self-verification (nothing of its bookkeeping is used)."""
+    problems: list[str] = []
+    if _check_identity(m, units.shape[0], problems):
+        result = evaluate_batch(units, m.price_cents, threads=2)
+        _check_evaluation(m, result, lots_cents, problems)
+    return problems[:_MAX_PROBLEMS]
+
+
+def _check_evaluation(
+    m: Manifest, result: BatchResult, lots_cents: NDArray[np.int64], problems: list[str]
+) -> None:
+    """Malformed units, lots, the prize table, the cumulation rule, the compositions."""
     bad = result.malformed
     if bad.any():
         problems.append(
             f"{int(bad.sum())} malformed units (bonus group of 5 or more), serials {_serials(bad)}"
         )
-    differ = result.lots_cents != block.lots_cents
+    differ = result.lots_cents != lots_cents
     if differ.any():
         i = int(np.argmax(differ))
         problems.append(
             f"{int(differ.sum())} units' prize_cents differ from their evaluation, serials "
-            f"{_serials(differ)} (serial {i + 1}: file {int(block.lots_cents[i])}, "
+            f"{_serials(differ)} (serial {i + 1}: file {int(lots_cents[i])}, "
             f"evaluator {int(result.lots_cents[i])})"
         )
     _check_table(m, result.lots_cents, problems)
@@ -189,14 +215,6 @@ def verify_block(
             f"serials {_serials(single)}"
         )
     _check_compositions(m, result, problems)
-    step(2)
-    if units_digest != m.units_sha256:
-        problems.append("units_sha256 does not match the units")
-    step(3)
-    if merkle != m.merkle_root:
-        problems.append("merkle_root does not match the units")
-    step(4)
-    return _report(problems, m, result.lots_cents)
 
 
 def _check_compositions(m: Manifest, result: BatchResult, problems: list[str]) -> None:
