@@ -22,8 +22,8 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """The server process on a free port: uvicorn over the app factory, as ``pharaon serve``
-    runs it once the database is migrated (it replaces itself by the same command)."""
+    """The server process on a free port, as ``pharaon serve`` runs it once the database is
+    migrated (it replaces itself by the same command)."""
 
     def __init__(self, database_url: str, log: Path, *, workers: int = 1) -> None:
         self.database_url = database_url
@@ -38,9 +38,8 @@ class LiveServer:
 
     def start(self, timeout: float = 60.0) -> None:
         env = {**os.environ, "PHARAON_DATABASE_URL": self.database_url}
-        args = [sys.executable, "-m", "uvicorn", "--factory", "pharaon.web.app:create_app_from_env"]
+        args = [sys.executable, "-m", "pharaon.web.serve"]
         args += ["--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers)]
-        args += ["--log-level", "warning", "--no-access-log"]
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(args, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + timeout
@@ -57,7 +56,7 @@ class LiveServer:
         raise RuntimeError(f"server did not start: {self.log.read_text()[-2000:]}")
 
     def kill(self) -> None:
-        """SIGKILL: no shutdown, no flushing, no goodbye (the workers go with the group)."""
+        """SIGKILL: no shutdown, no flushing, no goodbye (the workers die with the supervisor)."""
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
         self.process.wait(10)

@@ -1,5 +1,6 @@
 """``pharaon serve`` itself: migrates, (on a first start) loads one block per price, and
-becomes the uvicorn server in the same process."""
+becomes the server (``pharaon.web.serve``) in the same process; with several workers each
+binds the port itself, so connections are spread over them."""
 
 from __future__ import annotations
 
@@ -48,7 +49,7 @@ def test_serve_without_first_start(database_url: str, tmp_path: Path) -> None:
     process, url = _serve(database_url, log, "--no-first-start")
     try:
         _wait(process, url, log, 90)
-        assert "uvicorn" in Path(f"/proc/{process.pid}/cmdline").read_text()
+        assert "pharaon.web.serve" in Path(f"/proc/{process.pid}/cmdline").read_text()
         assert httpx.get(url + "/api/v1/prizes/remaining?stake_cents=100").json() == []
         r = httpx.post(url + "/api/v1/players", json={"email": "x"})
         assert r.status_code == 422
@@ -56,6 +57,81 @@ def test_serve_without_first_start(database_url: str, tmp_path: Path) -> None:
         _stop(process)
     # uvicorn shuts down cleanly, then re-raises the signal it got.
     assert process.returncode in (0, -signal.SIGTERM)
+
+
+def _children(pid: int) -> list[int]:
+    tasks = Path(f"/proc/{pid}/task")
+    return [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state != "Z"
+
+
+def _connections_by_process(pids: list[int], port: int) -> dict[int, int]:
+    """How many established TCP connections on ``port`` each of ``pids`` holds."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+                inodes.add(fields[9])
+    counts = {}
+    for pid in pids:
+        links = [os.readlink(f) for f in Path(f"/proc/{pid}/fd").iterdir()]
+        counts[pid] = sum(1 for link in links if link[8:-1] in inodes)
+    return counts
+
+
+def test_workers_share_the_port_and_the_connections(tmp_path: Path) -> None:
+    log = tmp_path / "workers.log"
+    database = f"sqlite:///{tmp_path / 'w.db'}"
+    process, url = _serve(database, log, "--no-first-start", "--workers", "2")
+    clients = []
+    try:
+        _wait(process, url, log, 90)
+        workers = _children(process.pid)
+        assert len(workers) == 2
+        port = int(url.rsplit(":", 1)[1])
+        for _ in range(16):  # keep-alive connections, as a browser or a load generator keeps
+            client = httpx.Client(base_url=url)
+            assert client.get("/api/v1/health").status_code == 200
+            clients.append(client)
+        held = _connections_by_process(workers, port)
+        assert sum(held.values()) == 16
+        # The kernel hashes each connection to one worker's socket: both get some (the
+        # chance that all 16 land on one is 2 in 65,536).
+        assert all(n > 0 for n in held.values()), held
+    finally:
+        for client in clients:
+            client.close()
+        _stop(process)
+    assert process.returncode == 0
+    assert not any(_alive(w) for w in workers)
+
+
+def test_workers_die_with_a_killed_supervisor(tmp_path: Path) -> None:
+    log = tmp_path / "killed.log"
+    process, url = _serve(
+        f"sqlite:///{tmp_path / 'k.db'}", log, "--no-first-start", "--workers", "2"
+    )
+    try:
+        _wait(process, url, log, 90)
+        workers = _children(process.pid)
+        assert len(workers) == 2
+        process.kill()
+        process.wait(10)
+        deadline = time.monotonic() + 10
+        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(_alive(w) for w in workers)
+    finally:
+        if process.poll() is None:
+            _stop(process)
 
 
 def test_serve_refuses_a_bad_url(tmp_path: Path) -> None:

@@ -208,13 +208,13 @@ def serve(
     with _engine(settings, migrate=True) as engine:
         if first_start:
             _first_start(engine, settings)
-    # Replace this process by uvicorn: the workers start lean (no block factory, no numba)
-    # and read their settings, the database URL included, from the environment.
+    # Replace this process by the server (pharaon.web.serve): the workers start lean (no
+    # block factory, no numba) and read their settings, the database URL included, from the
+    # environment.
     os.environ["PHARAON_DATABASE_URL"] = settings.database_url
     typer.echo(f"serving on http://{host}:{port}/ (API docs at /api/docs)", err=True)
     sys.stderr.flush()
     sys.stdout.flush()
-    argv = [sys.executable, "-m", "uvicorn", "--factory", "pharaon.web.app:create_app_from_env"]
+    argv = [sys.executable, "-m", "pharaon.web.serve"]
     argv += ["--host", host, "--port", str(port), "--workers", str(workers)]
-    argv += ["--log-level", "warning", "--no-access-log"]
     os.execv(sys.executable, argv)

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Callable
-from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
 from sqlalchemy import bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
@@ -55,6 +54,17 @@ class Current:
     token_sha256: str
 
 
+Due = Literal["touch", "expire"] | None
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A session looked up, and what is due to be written for it (see :func:`lookup`)."""
+
+    current: Current
+    due: Due
+
+
 def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
     """Insert a session in the caller's transaction."""
     token = secrets.token_urlsafe(32)
@@ -71,40 +81,44 @@ def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
     return NewSession(token, csrf, now)
 
 
-def resolve(
-    *,
-    session: Session,
-    token: str,
-    now: datetime,
-    idle: timedelta,
-    write: Callable[[], Session] | None = None,
-) -> Current:
-    """The player of ``token``; :class:`UnauthorizedError` if unknown or idle over ``idle``.
+def lookup(*, session: Session, token: str, now: datetime, idle: timedelta) -> Found:
+    """The player of ``token`` and what the session needs written, reading only (``session``
+    may be read-only); :class:`UnauthorizedError` if the token is unknown.
 
-    ``session`` only reads (it may be a read-only session); the rare writes (the session's
-    last request, at most every 30 s; deleting an expired one) go through a session from
-    ``write`` (by default ``session`` itself), so most requests never wait for a writer.
+    Most requests write nothing: the session's last request is written at most every 30 s
+    (``Found.due == "touch"``); one idle over ``idle`` is to be deleted (``"expire"``) and
+    refused. :func:`settle` does either.
     """
     digest = token_digest(token)
     row = session.connection().execute(_LOOKUP, {"digest": digest}).first()
     session.rollback()
     if row is None:
         raise UnauthorizedError("not logged in, or the session has ended")
-    expired = now - row.last_seen_at > idle
-    if expired or now - row.last_seen_at >= _TOUCH_EVERY:
-        with write() if write is not None else nullcontext(session) as writer:
-            if expired:
-                writer.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
-            else:
-                writer.execute(
-                    update(SessionRow)
-                    .where(SessionRow.token_sha256 == digest)
-                    .values(last_seen_at=now)
-                )
-            writer.commit()
-    if expired:
+    due: Due = None
+    if now - row.last_seen_at > idle:
+        due = "expire"
+    elif now - row.last_seen_at >= _TOUCH_EVERY:
+        due = "touch"
+    current = Current(
+        int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest
+    )
+    return Found(current, due)
+
+
+def settle(*, session: Session, found: Found, now: datetime) -> Current:
+    """Write what :func:`lookup` found due, then the player, or :class:`UnauthorizedError`
+    for an expired session (now deleted)."""
+    digest = found.current.token_sha256
+    if found.due == "expire":
+        session.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
+        session.commit()
         raise UnauthorizedError("the session expired after inactivity; log in again")
-    return Current(int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest)
+    if found.due == "touch":
+        session.execute(
+            update(SessionRow).where(SessionRow.token_sha256 == digest).values(last_seen_at=now)
+        )
+        session.commit()
+    return found.current
 
 
 def end(*, session: Session, token_sha256: str) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -11,9 +14,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_MS = 30_000
-# An execution option: the transactions of this engine only read. On SQLite they begin
-# DEFERRED and take no write lock, so reads never queue behind a writer (WAL lets them run
-# beside it); they must not write. PostgreSQL ignores the option.
+# An execution option: this engine only reads, one statement at a time, in autocommit: no
+# BEGIN or ROLLBACK round trips, and on SQLite no write lock, so reads never queue behind a
+# writer (WAL lets them run beside it). Each statement sees the latest commit.
 READ_ONLY = "pharaon_read_only"
 
 
@@ -50,17 +53,50 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
             pool_size=pool_size,
             max_overflow=pool_size,
         )
-        _sqlite_setup(engine)
+        _sqlite_setup(engine, _WriterLock(Path(database + "-writer")))
         return engine
     # No pre-ping: it would cost a round trip per checkout; stale connections are recycled.
     return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
 
 
-def _sqlite_setup(engine: Engine) -> None:
-    # SQLite has one writer at a time; threads of this process queue on a lock instead of
-    # polling the file lock (its busy handler sleeps up to 100 ms between tries). Other
-    # processes still wait on the file lock, with the busy timeout.
-    writer = threading.Lock()
+class _WriterLock:
+    """SQLite has one writer at a time. Writers queue on this lock instead of polling the
+    database's own lock, whose busy handler sleeps up to 100 ms between tries (a purchase
+    takes less than a millisecond): threads of this process on a ``threading.Lock``, server
+    processes sharing the file on an ``flock`` of ``path`` beside it, which the kernel hands
+    over as soon as it is released (and releases if its holder dies). If it is not had within
+    the busy timeout, SQLite's own lock still keeps writers apart."""
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+        self._threads = threading.Lock()
+        self._file: int | None = None  # opened in the process that uses it
+
+    def acquire(self) -> bool:
+        deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
+        if not self._threads.acquire(timeout=SQLITE_BUSY_MS / 1000):
+            return False
+        if self._file is None:
+            self._file = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+        pause = 0.0001
+        while True:
+            try:
+                fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return True
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    self._threads.release()
+                    return False
+                time.sleep(pause)
+                pause = min(pause * 2, 0.001)
+
+    def release(self) -> None:
+        if self._file is not None:
+            fcntl.flock(self._file, fcntl.LOCK_UN)
+        self._threads.release()
+
+
+def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
@@ -76,12 +112,9 @@ def _sqlite_setup(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
         if connection.get_execution_options().get(READ_ONLY):
-            connection.exec_driver_sql("BEGIN DEFERRED")
-            return
+            return  # autocommit: each statement alone
         # Take the write lock at the start: a purchase never fails half-way on a busy upgrade.
-        # The in-process lock only spares the polling; if it is not had in time, SQLite's own
-        # lock still keeps writers apart.
-        if writer.acquire(timeout=SQLITE_BUSY_MS / 1000):
+        if writer.acquire():
             connection.info["pharaon_writer"] = True
         try:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
@@ -97,7 +130,11 @@ def _sqlite_setup(engine: Engine) -> None:
 
 
 def make_sessionmaker(engine: Engine, *, read_only: bool = False) -> sessionmaker[Session]:
-    """Sessions over ``engine``; with ``read_only``, sessions for transactions that only read
-    (on SQLite they run beside the writer instead of after it)."""
-    bind = engine.execution_options(**{READ_ONLY: True}) if read_only else engine
+    """Sessions over ``engine``; with ``read_only``, sessions for reads of one statement each,
+    in autocommit (one round trip; on SQLite beside the writer instead of after it)."""
+    bind = (
+        engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True})
+        if read_only
+        else engine
+    )
     return sessionmaker(bind, expire_on_commit=False)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.concurrency import run_in_threadpool
 
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
@@ -43,7 +44,10 @@ DeskDep = Annotated[SalesDesk, Depends(_desk)]
 SessionDep = Annotated[Session, Depends(_session)]
 
 
-def _current(request: Request, settings: SettingsDep) -> sessions.Current:
+async def _current(request: Request, settings: SettingsDep) -> sessions.Current:
+    # Async, so the look-up runs on the event loop: it is one indexed read (on SQLite it never
+    # waits for the writer), cheaper than a hop to a worker thread and a pooled connection for
+    # each waiting request. The rare write it asks for goes to a worker thread.
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")
@@ -56,19 +60,28 @@ def _current(request: Request, settings: SettingsDep) -> sessions.Current:
             raise UnauthorizedError("not logged in")
         by_cookie = True
     readers: sessionmaker[Session] = request.app.state.read_sessionmaker
+    now = utcnow()
     with readers() as session:
-        current = sessions.resolve(
+        found = sessions.lookup(
             session=session,
             token=token.strip(),
-            now=utcnow(),
+            now=now,
             idle=timedelta(minutes=settings.session_idle_minutes),
-            write=request.app.state.sessionmaker,
         )
+    current = found.current
+    if found.due is not None:
+        current = await run_in_threadpool(_settle, request, found, now)
     if by_cookie and request.method in _UNSAFE:
         sent = request.headers.get(CSRF_HEADER, "")
         if not sent or not secrets.compare_digest(sent, current.csrf_token):
             raise ForbiddenError(f"the {CSRF_HEADER} header must equal the csrf_token", code="csrf")
     return current
+
+
+def _settle(request: Request, found: sessions.Found, now: datetime) -> sessions.Current:
+    writers: sessionmaker[Session] = request.app.state.sessionmaker
+    with writers() as session:
+        return sessions.settle(session=session, found=found, now=now)
 
 
 CurrentPlayer = Annotated[sessions.Current, Depends(_current)]

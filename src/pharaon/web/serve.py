@@ -1,0 +1,114 @@
+"""Run the server: ``python -m pharaon.web.serve --host H --port P --workers N``.
+
+Each worker process binds the port itself with ``SO_REUSEPORT``, so the kernel spreads new
+connections evenly over the workers. (With one shared listening socket, as ``uvicorn
+--workers`` does, the first worker to wake takes every connection waiting, and long-lived
+keep-alive connections then stay unevenly spread.) The supervisor forwards SIGTERM and SIGINT
+to the workers; a worker dies with its supervisor (``PR_SET_PDEATHSIG``); if a worker stops,
+the others are stopped too and the supervisor exits with its code. The application comes from
+:func:`pharaon.web.app.create_app_from_env` (settings from ``PHARAON_*``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import signal
+import socket
+import subprocess
+import sys
+import time
+from types import FrameType
+
+import uvicorn
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _listen(host: str, port: int, *, shared: bool) -> socket.socket:
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    sock = socket.socket(family, kind, proto)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if shared:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    sock.bind(address)
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def run_worker(host: str, port: int, *, shared: bool = False) -> None:
+    """Serve on ``host:port`` in this process until SIGTERM or SIGINT; ``shared``: beside
+    other workers on the same port."""
+    try:
+        sock = _listen(host, port, shared=shared)
+    except OSError as exc:
+        sys.exit(f"pharaon: cannot listen on {host}:{port}: {exc.strerror or exc}")
+    # The sales desk's thread holds database locks across its round trips; each time it waits
+    # for an answer it gives up the GIL and must get it back from the event loop's thread.
+    # A shorter switch interval than the default 5 ms shortens those holds.
+    sys.setswitchinterval(0.0005)
+    config = uvicorn.Config(
+        "pharaon.web.app:create_app_from_env",
+        factory=True,
+        log_level="warning",
+        access_log=False,
+    )
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+def _die_with_parent() -> None:
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+
+
+def run_workers(host: str, port: int, workers: int) -> int:
+    """Start ``workers`` worker processes and wait; the exit code of the first to stop."""
+    argv = [sys.executable, "-m", "pharaon.web.serve", "--host", host, "--port", str(port)]
+    children = [
+        subprocess.Popen([*argv, "--worker"], preexec_fn=_die_with_parent)  # noqa: PLW1509
+        for _ in range(workers)
+    ]
+
+    def forward(signum: int, _frame: FrameType | None) -> None:
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    code: int | None = None
+    while code is None:
+        for child in children:
+            if child.poll() is not None:
+                code = child.returncode
+                break
+        else:
+            time.sleep(0.2)
+    forward(signal.SIGTERM, None)
+    for child in children:
+        try:
+            child.wait(15)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    if code in (-signal.SIGTERM, -signal.SIGINT):
+        return 0  # stopped as asked
+    return 128 - code if code < 0 else code  # killed by a signal: the shell's convention
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="pharaon.web.serve", description=__doc__.splitlines()[0])
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.worker or args.workers == 1:
+        run_worker(args.host, args.port, shared=args.worker)
+        return
+    sys.exit(run_workers(args.host, args.port, args.workers))
+
+
+if __name__ == "__main__":
+    main()
