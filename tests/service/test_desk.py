@@ -1,0 +1,205 @@
+"""The sales desk: orders that arrive together are sold in one batch, each buyer gets its own
+outcome, a failed batch is sold again order by order, a buyer gone before the sale buys nothing."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from datetime import date, datetime
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session, sessionmaker
+
+from pharaon.service import accounts, desk, sales, wallet
+from pharaon.service.audit import run_audit
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import InsufficientFundsError
+from pharaon.service.plays import PlayView
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import PlayRow
+from tests.conftest import BlockLoader
+
+WAIT = 60.0  # seconds: generous, the machine is shared
+
+
+class Gate:
+    """Wraps ``sales.buy_many``: records each batch's size, holds the first batch until
+    opened, and fails the batches that ``fail`` says to."""
+
+    def __init__(self, fail: Callable[[int], bool] = lambda _: False) -> None:
+        self.sizes: list[int] = []
+        self.entered = threading.Event()
+        self.opened = threading.Event()
+        self.fail = fail
+        self._real = sales.buy_many
+
+    def __call__(
+        self, *, session: Session, orders: Sequence[sales.Order], now: datetime
+    ) -> list[sales.Outcome]:
+        self.sizes.append(len(orders))
+        if len(self.sizes) == 1:
+            self.entered.set()
+            assert self.opened.wait(WAIT)
+        if self.fail(len(orders)):
+            raise RuntimeError("the database went away")
+        return self._real(session=session, orders=orders, now=now)
+
+
+@pytest.fixture
+def factory(engine: Engine, load: BlockLoader) -> sessionmaker[Session]:
+    load(100, size=50)
+    return make_sessionmaker(engine)
+
+
+@pytest.fixture
+def buyers(factory: sessionmaker[Session]) -> list[int]:
+    ids = []
+    for n in range(5):
+        with factory() as session:
+            player_id = accounts.register(
+                session=session,
+                email=f"d{n}@example.org",
+                password="long enough",
+                birth_date=date(1980, 1, 1),
+                now=utcnow(),
+            ).player_id
+            wallet.deposit(
+                session=session,
+                player_id=player_id,
+                amount_cents=50 if n == 4 else 1_000,  # the last cannot pay
+                idempotency_key="d",
+                now=utcnow(),
+            )
+        ids.append(player_id)
+    return ids
+
+
+@pytest.fixture
+def sales_desk(factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
+    counter = desk.SalesDesk(factory)
+    yield counter
+    counter.close()
+
+
+def _gate(monkeypatch: pytest.MonkeyPatch, gate: Gate) -> Gate:
+    monkeypatch.setattr(sales, "buy_many", gate)
+    return gate
+
+
+def _plays(factory: sessionmaker[Session]) -> int:
+    with factory() as session:
+        return int(session.execute(select(func.count()).select_from(PlayRow)).scalar_one())
+
+
+def _audit_ok(factory: sessionmaker[Session]) -> None:
+    with factory() as session:
+        report = run_audit(session=session)
+    assert report.ok, report.failures
+
+
+def test_orders_waiting_together_are_sold_in_one_batch(
+    monkeypatch: pytest.MonkeyPatch,
+    sales_desk: desk.SalesDesk,
+    buyers: list[int],
+    factory: sessionmaker[Session],
+) -> None:
+    gate = _gate(monkeypatch, Gate())
+    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
+    assert gate.entered.wait(WAIT)
+    rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:]]
+    gate.opened.set()
+    play = first.result(WAIT)
+    assert play.serial == 1
+    sold = [f.result(WAIT) for f in rest[:3]]
+    assert [p.serial for p in sold] == [2, 3, 4]
+    with pytest.raises(InsufficientFundsError):
+        rest[3].result(WAIT)
+    assert gate.sizes == [1, 4]
+    assert _plays(factory) == 4
+    _audit_ok(factory)
+
+
+def test_a_failed_batch_is_sold_order_by_order(
+    monkeypatch: pytest.MonkeyPatch,
+    sales_desk: desk.SalesDesk,
+    buyers: list[int],
+    factory: sessionmaker[Session],
+) -> None:
+    gate = _gate(monkeypatch, Gate(fail=lambda size: size > 1))
+    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
+    assert gate.entered.wait(WAIT)
+    rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:4]]
+    gate.opened.set()
+    assert first.result(WAIT).serial == 1
+    assert sorted(f.result(WAIT).serial for f in rest) == [2, 3, 4]
+    assert gate.sizes == [1, 3, 1, 1, 1]
+    _audit_ok(factory)
+
+
+def test_an_order_that_fails_alone_gets_the_error(
+    monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[int]
+) -> None:
+    gate = _gate(monkeypatch, Gate(fail=lambda _: True))
+    gate.opened.set()
+    with pytest.raises(RuntimeError, match="went away"):
+        sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k")).result(WAIT)
+
+
+def test_a_buyer_gone_before_the_sale_buys_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+    sales_desk: desk.SalesDesk,
+    buyers: list[int],
+    factory: sessionmaker[Session],
+) -> None:
+    gate = _gate(monkeypatch, Gate())
+    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
+    assert gate.entered.wait(WAIT)
+    gone = sales_desk.submit(sales.Order(buyers[1], 100, "auto", "k"))
+    assert gone.cancel()
+    stays = sales_desk.submit(sales.Order(buyers[2], 100, "auto", "k"))
+    gate.opened.set()
+    assert first.result(WAIT).serial == 1
+    assert stays.result(WAIT).serial == 2
+    assert gate.sizes == [1, 1]
+    assert _plays(factory) == 2
+    with factory() as session:
+        assert wallet.balance(session=session, player_id=buyers[1]) == 1_000
+
+
+def test_buy_awaits_the_outcome(sales_desk: desk.SalesDesk, buyers: list[int]) -> None:
+    async def main() -> Any:
+        return await asyncio.gather(
+            sales_desk.buy(sales.Order(buyers[0], 100, "auto", "k")),
+            sales_desk.buy(sales.Order(buyers[4], 100, "auto", "k")),
+            return_exceptions=True,
+        )
+
+    play, refused = asyncio.run(main())
+    assert isinstance(play, PlayView)
+    assert isinstance(refused, InsufficientFundsError)
+
+
+def test_close_sells_what_is_queued_then_refuses(
+    monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[int]
+) -> None:
+    gate = _gate(monkeypatch, Gate())
+    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
+    assert gate.entered.wait(WAIT)
+    queued = sales_desk.submit(sales.Order(buyers[1], 100, "auto", "k"))
+    closing = threading.Thread(target=sales_desk.close)
+    closing.start()
+    gate.opened.set()
+    closing.join(WAIT)
+    assert not closing.is_alive()
+    assert first.result(0).serial == 1
+    assert queued.result(0).serial == 2
+    with pytest.raises(RuntimeError, match="closed"):
+        sales_desk.submit(sales.Order(buyers[2], 100, "auto", "k"))
+
+
+def test_max_batch_is_checked(factory: sessionmaker[Session]) -> None:
+    with pytest.raises(ValueError, match="max_batch must be at least 1, got 0"):
+        desk.SalesDesk(factory, max_batch=0)

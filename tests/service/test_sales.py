@@ -1,0 +1,201 @@
+"""Batched sales (``sales.buy_many``), on SQLite and PostgreSQL: several orders in one
+transaction, each refused one undone alone, serials in order across a block's end."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date
+
+import pytest
+from sqlalchemy import Engine, func, select
+from sqlalchemy.orm import Session
+
+from pharaon.service import accounts, limits, sales, wallet
+from pharaon.service.audit import run_audit
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import (
+    IdempotencyConflictError,
+    InsufficientFundsError,
+    InvalidError,
+    SelfExcludedError,
+    ServiceError,
+    SoldOutError,
+)
+from pharaon.service.plays import PlayView
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import Block, IdempotencyKey, PlayRow
+from tests.conftest import BlockLoader
+
+Open = Callable[[], Session]
+
+
+@pytest.fixture
+def sessions(engine: Engine) -> Open:
+    return make_sessionmaker(engine)
+
+
+def _player(sessions: Open, name: str, deposit: int) -> int:
+    with sessions() as session:
+        player_id = accounts.register(
+            session=session,
+            email=f"{name}@example.org",
+            password="long enough",
+            birth_date=date(1980, 1, 1),
+            now=utcnow(),
+        ).player_id
+        if deposit:
+            wallet.deposit(
+                session=session,
+                player_id=player_id,
+                amount_cents=deposit,
+                idempotency_key="first",
+                now=utcnow(),
+            )
+    return player_id
+
+
+def _buy(sessions: Open, orders: list[sales.Order]) -> list[sales.Outcome]:
+    with sessions() as session:
+        return sales.buy_many(session=session, orders=orders, now=utcnow())
+
+
+def _balance(sessions: Open, player_id: int) -> int:
+    with sessions() as session:
+        return wallet.balance(session=session, player_id=player_id)
+
+
+def _audit_ok(sessions: Open) -> None:
+    with sessions() as session:
+        report = run_audit(session=session)
+    assert report.ok, report.failures
+
+
+def _plays(outcomes: list[sales.Outcome]) -> list[PlayView]:
+    assert all(isinstance(o, PlayView) for o in outcomes), outcomes
+    return [o for o in outcomes if isinstance(o, PlayView)]
+
+
+def test_a_batch_sells_consecutive_units(sessions: Open, load: BlockLoader) -> None:
+    load(100, size=50)
+    load(300, size=50)
+    buyers = [_player(sessions, f"p{n}", 1_000) for n in range(6)]
+    orders = [
+        sales.Order(b, 300 if n % 2 else 100, "auto" if n < 3 else "jouer", f"k{n}")
+        for n, b in enumerate(buyers)
+    ]
+    plays = _plays(_buy(sessions, orders))
+    assert [p.stake_cents for p in plays] == [o.stake_cents for o in orders]
+    assert sorted(p.serial for p in plays if p.stake_cents == 100) == [1, 2, 3]
+    assert sorted(p.serial for p in plays if p.stake_cents == 300) == [1, 2, 3]
+    assert len({p.play_id for p in plays}) == 6
+    for buyer, order, play in zip(buyers, orders, plays, strict=True):
+        assert play.finished == (order.mode == "auto")
+        assert play.balance_before_cents == 1_000
+        lot = play.prize_cents if play.finished else None
+        expected = _balance(sessions, buyer)
+        if lot is not None:
+            assert play.balance_after_cents == expected == 1_000 - order.stake_cents + lot
+    _audit_ok(sessions)
+
+
+def test_refused_orders_change_nothing_and_the_others_sell(
+    sessions: Open, load: BlockLoader
+) -> None:
+    load(100, size=50)
+    rich, poor, excluded, fine = (
+        _player(sessions, n, d)
+        for n, d in (("rich", 1_000), ("poor", 50), ("out", 1_000), ("ok", 500))
+    )
+    with sessions() as session:
+        limits.self_exclude(session=session, player_id=excluded, days=7, now=utcnow())
+    orders = [
+        sales.Order(rich, 100, "auto", "a"),
+        sales.Order(poor, 100, "auto", "b"),
+        sales.Order(excluded, 100, "auto", "c"),
+        sales.Order(fine, 250, "auto", "d"),
+        sales.Order(fine, 100, "sideways", "e"),
+        sales.Order(fine, 100, "auto", None),
+    ]
+    outcomes = _buy(sessions, orders)
+    assert isinstance(outcomes[0], PlayView)
+    assert outcomes[0].serial == 1
+    assert isinstance(outcomes[1], InsufficientFundsError)
+    assert isinstance(outcomes[2], SelfExcludedError)
+    assert isinstance(outcomes[3], InvalidError)
+    assert isinstance(outcomes[4], InvalidError)
+    assert isinstance(outcomes[5], ServiceError)
+    assert outcomes[5].code == "bad_request"
+    assert _balance(sessions, poor) == 50
+    assert _balance(sessions, excluded) == 1_000
+    with sessions() as session:
+        keys = session.execute(select(IdempotencyKey.key).order_by(IdempotencyKey.key)).scalars()
+        assert [k for k in keys if k != "first"] == ["a"]  # the refused gave their keys back
+    # The refused key is free again: once funded, the same key buys.
+    with sessions() as session:
+        wallet.deposit(
+            session=session, player_id=poor, amount_cents=100, idempotency_key="more", now=utcnow()
+        )
+    (again,) = _plays(_buy(sessions, [sales.Order(poor, 100, "auto", "b")]))
+    assert again.serial == 2
+    _audit_ok(sessions)
+
+
+def test_a_block_that_sells_out_in_a_batch_opens_the_next(
+    sessions: Open, load: BlockLoader
+) -> None:
+    first = load(100, size=16)
+    second = load(100, size=16, number=2)
+    regular = _player(sessions, "regular", 10_000)
+    # 14 units of the first block go one by one (a player's orders are sold one at a time).
+    _plays(_buy(sessions, [sales.Order(regular, 100, "auto", f"r{n}") for n in range(14)]))
+    buyers = [_player(sessions, f"b{n}", 1_000) for n in range(5)]
+    outcomes = _buy(sessions, [sales.Order(b, 100, "auto", "k") for b in buyers])
+    sold = [(p.block_id, p.serial) for p in _plays(outcomes)]
+    assert sold == [(first, 15), (first, 16), (second, 1), (second, 2), (second, 3)]
+    _plays(_buy(sessions, [sales.Order(regular, 100, "auto", f"s{n}") for n in range(12)]))
+    outcomes = _buy(sessions, [sales.Order(b, 100, "auto", "last") for b in buyers[:3]])
+    assert isinstance(outcomes[0], PlayView)
+    assert (outcomes[0].block_id, outcomes[0].serial) == (second, 16)
+    assert all(isinstance(o, SoldOutError) for o in outcomes[1:])
+    for buyer in buyers[1:3]:  # refunded in the same transaction
+        assert _balance(sessions, buyer) == 1_000 - 100 + _lots(sessions, buyer)
+    with sessions() as session:
+        states = {int(i): state for i, state in session.execute(select(Block.id, Block.state))}
+        assert states == {first: "sold_out", second: "sold_out"}
+        assert session.execute(select(func.count()).select_from(PlayRow)).scalar_one() == 32
+    _audit_ok(sessions)
+
+
+def _lots(sessions: Open, player_id: int) -> int:
+    with sessions() as session:
+        return int(
+            session.execute(
+                select(func.coalesce(func.sum(PlayRow.prize_cents), 0)).where(
+                    PlayRow.player_id == player_id
+                )
+            ).scalar_one()
+        )
+
+
+def test_a_retry_in_the_same_batch_replays_the_first(sessions: Open, load: BlockLoader) -> None:
+    load(100, size=50)
+    buyer = _player(sessions, "twice", 1_000)
+    outcomes = _buy(
+        sessions,
+        [
+            sales.Order(buyer, 100, "auto", "same"),
+            sales.Order(buyer, 100, "auto", "same"),
+            sales.Order(buyer, 100, "auto", "other"),
+            sales.Order(buyer, 200, "auto", "same"),
+        ],
+    )
+    one, retry, other = _plays(outcomes[:3])
+    assert retry.play_id == one.play_id
+    assert other.play_id != one.play_id
+    assert isinstance(outcomes[3], IdempotencyConflictError)
+    with sessions() as session:
+        assert session.execute(select(func.count()).select_from(PlayRow)).scalar_one() == 2
+    # A later retry, in another batch, replays too.
+    (later,) = _plays(_buy(sessions, [sales.Order(buyer, 100, "auto", "same")]))
+    assert later.play_id == one.play_id
+    _audit_ok(sessions)
