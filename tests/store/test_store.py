@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import threading
 from datetime import datetime
 from pathlib import Path
 
@@ -9,7 +12,8 @@ import pytest
 from sqlalchemy import Engine, insert, inspect, select, text
 from sqlalchemy.exc import StatementError
 
-from pharaon.store.engine import DatabaseUrlError, make_engine, normalise_url
+from pharaon.service.clock import utcnow
+from pharaon.store.engine import DatabaseUrlError, make_engine, make_sessionmaker, normalise_url
 from pharaon.store.migrate import is_current, upgrade
 from pharaon.store.tables import OPERATOR_ACCOUNTS, Account, Base, LedgerTransaction
 
@@ -68,3 +72,48 @@ def test_bad_urls(url: str, problem: str) -> None:
 
 def test_postgresql_means_psycopg() -> None:
     assert normalise_url("postgresql://u@h/d").startswith("postgresql+psycopg://")
+
+
+def test_sqlite_writers_of_other_processes_queue_on_a_lock_file(tmp_path: Path) -> None:
+    """A writer waits while another process holds the writer lock beside the database, and
+    goes on as soon as it is released (an flock: the kernel hands it over)."""
+    database = tmp_path / "queue.db"
+    engine = make_engine(f"sqlite:///{database}")
+    upgrade(engine)
+    done = threading.Event()
+
+    def write() -> None:
+        with make_sessionmaker(engine)() as session:
+            session.execute(insert(LedgerTransaction).values(kind="test", created_at=utcnow()))
+            session.commit()
+        done.set()
+
+    other = os.open(f"{database}-writer", os.O_RDWR)  # another open file: another holder
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        writer = threading.Thread(target=write)
+        writer.start()
+        assert not done.wait(0.5)
+        fcntl.flock(other, fcntl.LOCK_UN)
+        assert done.wait(30)
+        writer.join()
+    finally:
+        os.close(other)
+        engine.dispose()
+
+
+def test_read_only_sessions_read_beside_a_sqlite_writer(tmp_path: Path) -> None:
+    engine = make_engine(f"sqlite:///{tmp_path / 'read.db'}")
+    upgrade(engine)
+    try:
+        with make_sessionmaker(engine)() as writer:
+            writer.execute(insert(LedgerTransaction).values(kind="open", created_at=utcnow()))
+            # The write transaction is still open; a reader neither waits nor sees it.
+            with make_sessionmaker(engine, read_only=True)() as reader:
+                count = reader.execute(select(LedgerTransaction.id)).all()
+            assert count == []
+            writer.commit()
+        with make_sessionmaker(engine, read_only=True)() as reader:
+            assert len(reader.execute(select(LedgerTransaction.id)).all()) == 1
+    finally:
+        engine.dispose()
