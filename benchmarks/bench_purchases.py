@@ -214,11 +214,11 @@ def _postgres(name: str, tmp: Path, workers: int, seconds: float) -> None:
     print(f"  ratio purchases / tpcb-like:  {result.rate / tps:8.3f}   (goal >= 1.0)")
 
 
-def _sqlite(tmp: Path, seconds: float) -> None:
+def _sqlite(tmp: Path, workers: int, seconds: float) -> None:
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
     _prepare(sqlite_url)
-    result, rss = _serve_and_load(sqlite_url, tmp / "sqlite.log", 1, seconds)
-    _report("HTTP purchases, SQLite (1 worker):", result)
+    result, rss = _serve_and_load(sqlite_url, tmp / "sqlite.log", workers, seconds)
+    _report(f"HTTP purchases, SQLite ({workers} workers):", result)
     print("  (goals: SQLite >= 1000 /s; p99 <= 50 ms)")
     print(f"  server RSS (MB): {', '.join(f'{r:.0f}' for r in rss)}")
 
@@ -226,7 +226,7 @@ def _sqlite(tmp: Path, seconds: float) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--seconds", type=float, default=15)
-    parser.add_argument("--workers", type=int, default=2, help="server workers for PostgreSQL")
+    parser.add_argument("--workers", type=int, default=2, help="server worker processes")
     parser.add_argument("--only", choices=("all", "postgres", "sqlite"), default="all")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="pharaon-bench-"))
@@ -235,7 +235,7 @@ def main() -> None:
         if args.only in ("all", "postgres"):
             _postgres(name, tmp, args.workers, args.seconds)
         if args.only in ("all", "sqlite"):
-            _sqlite(tmp, args.seconds)
+            _sqlite(tmp, args.workers, args.seconds)
     finally:
         if args.only in ("all", "postgres"):
             with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
