@@ -13,7 +13,13 @@ from sqlalchemy import Engine, insert, inspect, select, text
 from sqlalchemy.exc import StatementError
 
 from pharaon.service.clock import utcnow
-from pharaon.store.engine import DatabaseUrlError, make_engine, make_sessionmaker, normalise_url
+from pharaon.store.engine import (
+    DatabaseUrlError,
+    make_engine,
+    make_reader,
+    make_sessionmaker,
+    normalise_url,
+)
 from pharaon.store.migrate import is_current, upgrade
 from pharaon.store.tables import OPERATOR_ACCOUNTS, Account, Base, LedgerTransaction
 
@@ -102,18 +108,18 @@ def test_sqlite_writers_of_other_processes_queue_on_a_lock_file(tmp_path: Path) 
         engine.dispose()
 
 
-def test_read_only_sessions_read_beside_a_sqlite_writer(tmp_path: Path) -> None:
+def test_a_reader_reads_beside_a_sqlite_writer(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'read.db'}")
     upgrade(engine)
     try:
         with make_sessionmaker(engine)() as writer:
             writer.execute(insert(LedgerTransaction).values(kind="open", created_at=utcnow()))
             # The write transaction is still open; a reader neither waits nor sees it.
-            with make_sessionmaker(engine, read_only=True)() as reader:
+            with make_reader(engine).connect() as reader:
                 count = reader.execute(select(LedgerTransaction.id)).all()
             assert count == []
             writer.commit()
-        with make_sessionmaker(engine, read_only=True)() as reader:
+        with make_reader(engine).connect() as reader:
             assert len(reader.execute(select(LedgerTransaction.id)).all()) == 1
     finally:
         engine.dispose()

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import bindparam, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service.errors import UnauthorizedError
@@ -81,17 +81,17 @@ def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
     return NewSession(token, csrf, now)
 
 
-def lookup(*, session: Session, token: str, now: datetime, idle: timedelta) -> Found:
-    """The player of ``token`` and what the session needs written, reading only (``session``
-    may be read-only); :class:`UnauthorizedError` if the token is unknown.
+def lookup(*, connection: Connection, token: str, now: datetime, idle: timedelta) -> Found:
+    """The player of ``token`` and what the session needs written, in one read (``connection``
+    may be a reader's: :func:`pharaon.store.engine.make_reader`); :class:`UnauthorizedError`
+    if the token is unknown.
 
     Most requests write nothing: the session's last request is written at most every 30 s
     (``Found.due == "touch"``); one idle over ``idle`` is to be deleted (``"expire"``) and
     refused. :func:`settle` does either.
     """
     digest = token_digest(token)
-    row = session.connection().execute(_LOOKUP, {"digest": digest}).first()
-    session.rollback()
+    row = connection.execute(_LOOKUP, {"digest": digest}).first()
     if row is None:
         raise UnauthorizedError("not logged in, or the session has ended")
     due: Due = None

@@ -129,12 +129,14 @@ def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
             writer.release()
 
 
-def make_sessionmaker(engine: Engine, *, read_only: bool = False) -> sessionmaker[Session]:
-    """Sessions over ``engine``; with ``read_only``, sessions for reads of one statement each,
-    in autocommit (one round trip; on SQLite beside the writer instead of after it)."""
-    bind = (
-        engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True})
-        if read_only
-        else engine
-    )
-    return sessionmaker(bind, expire_on_commit=False)
+def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    return sessionmaker(engine, expire_on_commit=False)
+
+
+def make_reader(engine: Engine) -> Engine:
+    """``engine`` for reads of one statement each, in autocommit: one round trip, and on
+    SQLite beside the writer instead of after it. Nothing is to be written through it."""
+    if engine.dialect.name == "sqlite":
+        # Its connections are in autocommit already (we begin ourselves); READ_ONLY skips that.
+        return engine.execution_options(**{READ_ONLY: True})
+    return engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True})

@@ -17,7 +17,7 @@ from sqlalchemy import Engine
 from pharaon import __version__
 from pharaon.service.desk import SalesDesk
 from pharaon.service.errors import NotFoundError
-from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
 from pharaon.web import errors
 from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
@@ -51,7 +51,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
-    app.state.read_sessionmaker = make_sessionmaker(engine, read_only=True)
+    app.state.reader = make_reader(engine)
     app.state.desk = SalesDesk(app.state.sessionmaker)
     errors.install(app)
     for module in (players, sessions, me, deposits, plays, prizes, meta):

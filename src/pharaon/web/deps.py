@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
@@ -59,11 +60,11 @@ async def _current(request: Request, settings: SettingsDep) -> sessions.Current:
         if not token:
             raise UnauthorizedError("not logged in")
         by_cookie = True
-    readers: sessionmaker[Session] = request.app.state.read_sessionmaker
+    reader: Engine = request.app.state.reader
     now = utcnow()
-    with readers() as session:
+    with reader.connect() as connection:
         found = sessions.lookup(
-            session=session,
+            connection=connection,
             token=token.strip(),
             now=now,
             idle=timedelta(minutes=settings.session_idle_minutes),
