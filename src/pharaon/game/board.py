@@ -72,8 +72,7 @@ Grid 1 gives its rows 3–4 × columns 3–4, grid 2 rows 3–4 × columns 1–2
 columns 3–4, grid 4 rows 1–2 × columns 1–2, each in its place."""
 
 
-def bonus_neighbours(position: int) -> tuple[int, ...]:
-    """The bonus positions in horizontal or vertical contact with ``position`` (0..15)."""
+def _neighbours(position: int) -> tuple[int, ...]:
     r, c = divmod(position, SIDE)
     out = []
     for dr, dc in ((-1, 0), (1, 0), (0, -1), (0, 1)):
@@ -81,6 +80,14 @@ def bonus_neighbours(position: int) -> tuple[int, ...]:
         if 0 <= rr < SIDE and 0 <= cc < SIDE:
             out.append(rr * SIDE + cc)
     return tuple(out)
+
+
+_NEIGHBOURS: Final[tuple[tuple[int, ...], ...]] = tuple(_neighbours(p) for p in range(SIDE * SIDE))
+
+
+def bonus_neighbours(position: int) -> tuple[int, ...]:
+    """The bonus positions in horizontal or vertical contact with ``position`` (0..15)."""
+    return _NEIGHBOURS[position]
 
 
 @dataclass(frozen=True, slots=True)

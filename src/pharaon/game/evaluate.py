@@ -7,7 +7,7 @@ the server and the page use it to mark winning cells.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Final, Literal
 
 from pharaon.game.board import BONUS_CELLS, LINES, TETROMINOES, bonus_neighbours, cell_position
 from pharaon.game.rules import rules
@@ -61,6 +61,9 @@ class Evaluation:
         }
 
 
+_SHAPES: Final = {p.positions: p.shape for p in TETROMINOES}
+
+
 def _shown(index: int) -> Cell:
     g, r, c = cell_position(index)
     return g + 1, r + 1, c + 1
@@ -108,7 +111,6 @@ def evaluate(unit: Unit, stake_cents: int = 100) -> Evaluation:
                     label=_line_label(line.kind, line.number),
                 )
             )
-    shapes = {p.positions: p.shape for p in TETROMINOES}
     for index, positions in bonus_groups(unit):
         symbol = game.symbols[index]
         if len(positions) >= MIN_BAD_GROUP:
@@ -125,7 +127,7 @@ def evaluate(unit: Unit, stake_cents: int = 100) -> Evaluation:
                     grid=None,
                     cells=tuple(_shown(BONUS_CELLS[p]) for p in positions),
                     gain_cents=symbol.bonus_cents * k,
-                    label=shapes[positions],
+                    label=_SHAPES[positions],
                 )
             )
     return Evaluation(stake_cents, tuple(combinations))

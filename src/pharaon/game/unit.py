@@ -32,9 +32,9 @@ class Unit:
         if len(self.cells) != UNIT_CELLS:
             raise ValueError(f"a unit has {UNIT_CELLS} cells, got {len(self.cells)}")
         count = len(rules().symbols)
-        for i, value in enumerate(self.cells):
-            if not 0 <= value < count:
-                raise ValueError(f"cell {i}: symbol index must be 0..{count - 1}, got {value}")
+        if not all(0 <= value < count for value in self.cells):
+            i, value = next((i, v) for i, v in enumerate(self.cells) if not 0 <= v < count)
+            raise ValueError(f"cell {i}: symbol index must be 0..{count - 1}, got {value}")
 
     @classmethod
     def from_ticket(cls, ticket: str) -> Unit:
@@ -43,7 +43,7 @@ class Unit:
     @classmethod
     def from_array(cls, row: NDArray[np.int8]) -> Unit:
         """``row``: (64,) int8 symbol indices."""
-        return cls(tuple(int(v) for v in row))
+        return cls(tuple(row.tolist()))
 
     def to_array(self) -> NDArray[np.int8]:
         """(64,) int8 symbol indices."""
