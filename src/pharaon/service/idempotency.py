@@ -43,6 +43,14 @@ class Claim:
 
 
 # Built once per dialect: claiming is on the path of every purchase and deposit.
+# Built once per dialect: claiming is on the path of every purchase and deposit. Executed
+# with many rows, SQLAlchemy sends them as one multi-row INSERT.
+_CLAIM = {
+    dialect.__name__.rsplit(".", 1)[-1]: dialect.insert(IdempotencyKey)
+    .on_conflict_do_nothing(index_elements=["player_id", "key"])
+    .returning(IdempotencyKey.player_id, IdempotencyKey.key, IdempotencyKey.id)
+    for dialect in (postgresql, sqlite)
+}
 _CLAIMED = select(
     IdempotencyKey.player_id,
     IdempotencyKey.key,
@@ -75,19 +83,13 @@ def claim_many(
     claim the same keys at once wait for each other instead of deadlocking.
     """
     connection = session.connection()
-    dialect = postgresql if connection.dialect.name == "postgresql" else sqlite
     rows = [
         {"player_id": player_id, "key": key, "request_sha256": digest, "created_at": now}
         for player_id, key, digest in sorted(set(requests))
     ]
     taken = {
         (int(player_id), key): int(key_id)
-        for player_id, key, key_id in connection.execute(
-            dialect.insert(IdempotencyKey)
-            .values(rows)
-            .on_conflict_do_nothing(index_elements=["player_id", "key"])
-            .returning(IdempotencyKey.player_id, IdempotencyKey.key, IdempotencyKey.id)
-        )
+        for player_id, key, key_id in connection.execute(_CLAIM[connection.dialect.name], rows)
     }
     used = [(p, k) for p, k, _ in requests if (p, k) not in taken]
     earlier = {}

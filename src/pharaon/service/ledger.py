@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import case, insert, update
+from sqlalchemy import bindparam, insert, update
 from sqlalchemy.orm import Session
 
 from pharaon.store.tables import Account, LedgerEntry, LedgerTransaction
@@ -17,6 +17,11 @@ _INSERT_TRANSACTION = insert(LedgerTransaction).returning(
     LedgerTransaction.id, sort_by_parameter_order=True
 )
 _INSERT_ENTRY = insert(LedgerEntry)
+_ADD = (
+    update(Account)
+    .where(Account.id == bindparam("account"))
+    .values(balance_cents=Account.balance_cents + bindparam("amount"))
+)
 
 
 def post(
@@ -77,10 +82,6 @@ def post_many(
                 moves[account] = moves.get(account, 0) + amount
     moves = {a: m for a, m in moves.items() if m}
     if moves:
-        # One statement; PostgreSQL locks the rows in index (id) order, as every writer does.
-        connection.execute(
-            update(Account)
-            .where(Account.id.in_(sorted(moves)))
-            .values(balance_cents=Account.balance_cents + case(moves, value=Account.id, else_=0))
-        )
+        # In id order, as every writer locks them.
+        connection.execute(_ADD, [{"account": a, "amount": moves[a]} for a in sorted(moves)])
     return ids

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Final, Literal
 
-from sqlalchemy import Connection, bindparam, case, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.rules import rules
@@ -56,6 +56,29 @@ _LOCK_ACCOUNTS = (
     .where(Account.player_id.in_(bindparam("players", expanding=True)))
     .order_by(Account.id)
     .with_for_update()
+)
+_DEBIT = (
+    update(Account)
+    .where(
+        Account.player_id.in_(bindparam("players", expanding=True)),
+        Account.balance_cents >= bindparam("stake"),
+        Account.player_id.not_in(
+            select(Player.id).where(
+                Player.id.in_(bindparam("players", expanding=True)),
+                Player.self_excluded_until > bindparam("now"),
+            )
+        ),
+    )
+    .values(balance_cents=Account.balance_cents - bindparam("stake"))
+    .returning(Account.player_id, Account.id, Account.balance_cents)
+)
+_EXCLUDED_UNTIL = select(Player.id, Player.self_excluded_until).where(
+    Player.id.in_(bindparam("players", expanding=True))
+)
+_ADD = (
+    update(Account)
+    .where(Account.id == bindparam("account"))
+    .values(balance_cents=Account.balance_cents + bindparam("amount"))
 )
 _OPEN_BLOCK = (
     select(Block.id, Block.next_serial, Block.block_size)
@@ -264,9 +287,7 @@ def _sell(
             units[(block_id, int(serial))] = (int(lot), bytes(cells))
     sold = [w for w in wanted if w.index in taken]
     lots = {w.index: units[taken[w.index]][0] for w in sold}
-    balances = _move(
-        connection, {debited[w.index][0]: lots[w.index] for w in sold if lots[w.index]}
-    )
+    _move(connection, {debited[w.index][0]: lots[w.index] for w in sold if lots[w.index]})
     sales = []
     for w in sold:
         account_id, after_stake = debited[w.index]
@@ -279,7 +300,7 @@ def _sell(
                 key_id=w.key_id,
                 account_id=account_id,
                 balance_before=after_stake + w.order.stake_cents,
-                balance_after=balances.get(account_id, after_stake),
+                balance_after=after_stake + lot,
                 block_id=block_id,
                 serial=serial,
                 lot_cents=lot,
@@ -297,32 +318,19 @@ def _debit(
 ) -> dict[int, tuple[int, int]]:
     """Debit each order's stake if the balance holds it and the player is not self-excluded;
     (account id, balance after the stake) by order index. The others are refused."""
-    stakes = {w.order.player_id: w.order.stake_cents for w in wanted}
-    excluded = select(Player.id).where(
-        Player.id.in_(list(stakes)), Player.self_excluded_until > now
-    )
-    stake = case(stakes, value=Account.player_id)
-    after = {
-        int(player_id or 0): (int(account_id), int(balance))
+    after: dict[int, tuple[int, int]] = {}
+    for stake in sorted({w.order.stake_cents for w in wanted}):  # one statement per price
+        players = [w.order.player_id for w in wanted if w.order.stake_cents == stake]
         for player_id, account_id, balance in connection.execute(
-            update(Account)
-            .where(
-                Account.player_id.in_(list(stakes)),
-                Account.balance_cents >= stake,
-                Account.player_id.not_in(excluded),
-            )
-            .values(balance_cents=Account.balance_cents - stake)
-            .returning(Account.player_id, Account.id, Account.balance_cents)
-        )
-    }
+            _DEBIT, {"players": players, "stake": stake, "now": now}
+        ):
+            after[int(player_id or 0)] = (int(account_id), int(balance))
     short = [w for w in wanted if w.order.player_id not in after]
     if short:
         until = {
             int(player_id): excluded_until
             for player_id, excluded_until in connection.execute(
-                select(Player.id, Player.self_excluded_until).where(
-                    Player.id.in_([w.order.player_id for w in short])
-                )
+                _EXCLUDED_UNTIL, {"players": [w.order.player_id for w in short]}
             )
         }
         for w in short:
@@ -379,19 +387,11 @@ def _ranges(units: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
     return [(block_id, low, high) for block_id, (low, high) in sorted(spans.items())]
 
 
-def _move(connection: Connection, amounts: dict[int, int]) -> dict[int, int]:
-    """Add ``amounts`` (cents by account id) to the balances; the new balances."""
-    if not amounts:
-        return {}
-    return {
-        int(account_id): int(balance)
-        for account_id, balance in connection.execute(
-            update(Account)
-            .where(Account.id.in_(list(amounts)))
-            .values(balance_cents=Account.balance_cents + case(amounts, value=Account.id))
-            .returning(Account.id, Account.balance_cents)
-        )
-    }
+def _move(connection: Connection, amounts: dict[int, int]) -> None:
+    """Add ``amounts`` (cents by account id) to the balances (of rows this transaction holds
+    locked already, so each new balance is known: the old one plus the amount)."""
+    if amounts:
+        connection.execute(_ADD, [{"account": a, "amount": amounts[a]} for a in sorted(amounts)])
 
 
 def _play_fields(sale: _Sale, now: datetime) -> dict[str, Any]:
