@@ -6,21 +6,22 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from datetime import date, datetime
+from concurrent.futures import Future
+from datetime import datetime
 from typing import Any
 
 import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from pharaon.service import accounts, desk, sales, wallet
+from pharaon.service import desk, sales, wallet
 from pharaon.service.audit import run_audit
-from pharaon.service.clock import utcnow
 from pharaon.service.errors import InsufficientFundsError
 from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import PlayRow
 from tests.conftest import BlockLoader
+from tests.service.helpers import funded_player
 
 WAIT = 60.0  # seconds: generous, the machine is shared
 
@@ -56,25 +57,8 @@ def factory(engine: Engine, load: BlockLoader) -> sessionmaker[Session]:
 
 @pytest.fixture
 def buyers(factory: sessionmaker[Session]) -> list[int]:
-    ids = []
-    for n in range(5):
-        with factory() as session:
-            player_id = accounts.register(
-                session=session,
-                email=f"d{n}@example.org",
-                password="long enough",
-                birth_date=date(1980, 1, 1),
-                now=utcnow(),
-            ).player_id
-            wallet.deposit(
-                session=session,
-                player_id=player_id,
-                amount_cents=50 if n == 4 else 1_000,  # the last cannot pay
-                idempotency_key="d",
-                now=utcnow(),
-            )
-        ids.append(player_id)
-    return ids
+    # The last cannot pay.
+    return [funded_player(factory, f"d{n}", 50 if n == 4 else 1_000) for n in range(5)]
 
 
 @pytest.fixture
@@ -84,9 +68,14 @@ def sales_desk(factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
     counter.close()
 
 
-def _gate(monkeypatch: pytest.MonkeyPatch, gate: Gate) -> Gate:
+def _hold_first(
+    monkeypatch: pytest.MonkeyPatch, gate: Gate, counter: desk.SalesDesk, buyer: int
+) -> Future[PlayView]:
+    """Put ``gate`` in place and submit ``buyer``'s order, which the gate holds."""
     monkeypatch.setattr(sales, "buy_many", gate)
-    return gate
+    first = counter.submit(sales.Order(buyer, 100, "auto", "k"))
+    assert gate.entered.wait(WAIT)
+    return first
 
 
 def _plays(factory: sessionmaker[Session]) -> int:
@@ -106,9 +95,8 @@ def test_orders_waiting_together_are_sold_in_one_batch(
     buyers: list[int],
     factory: sessionmaker[Session],
 ) -> None:
-    gate = _gate(monkeypatch, Gate())
-    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
-    assert gate.entered.wait(WAIT)
+    gate = Gate()
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
     rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:]]
     gate.opened.set()
     play = first.result(WAIT)
@@ -128,9 +116,8 @@ def test_a_failed_batch_is_sold_order_by_order(
     buyers: list[int],
     factory: sessionmaker[Session],
 ) -> None:
-    gate = _gate(monkeypatch, Gate(fail=lambda size: size > 1))
-    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
-    assert gate.entered.wait(WAIT)
+    gate = Gate(fail=lambda size: size > 1)
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
     rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:4]]
     gate.opened.set()
     assert first.result(WAIT).serial == 1
@@ -142,7 +129,8 @@ def test_a_failed_batch_is_sold_order_by_order(
 def test_an_order_that_fails_alone_gets_the_error(
     monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[int]
 ) -> None:
-    gate = _gate(monkeypatch, Gate(fail=lambda _: True))
+    gate = Gate(fail=lambda _: True)
+    monkeypatch.setattr(sales, "buy_many", gate)
     gate.opened.set()
     with pytest.raises(RuntimeError, match="went away"):
         sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k")).result(WAIT)
@@ -154,9 +142,8 @@ def test_a_buyer_gone_before_the_sale_buys_nothing(
     buyers: list[int],
     factory: sessionmaker[Session],
 ) -> None:
-    gate = _gate(monkeypatch, Gate())
-    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
-    assert gate.entered.wait(WAIT)
+    gate = Gate()
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
     gone = sales_desk.submit(sales.Order(buyers[1], 100, "auto", "k"))
     assert gone.cancel()
     stays = sales_desk.submit(sales.Order(buyers[2], 100, "auto", "k"))
@@ -185,9 +172,8 @@ def test_buy_awaits_the_outcome(sales_desk: desk.SalesDesk, buyers: list[int]) -
 def test_close_sells_what_is_queued_then_refuses(
     monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[int]
 ) -> None:
-    gate = _gate(monkeypatch, Gate())
-    first = sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k"))
-    assert gate.entered.wait(WAIT)
+    gate = Gate()
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
     queued = sales_desk.submit(sales.Order(buyers[1], 100, "auto", "k"))
     closing = threading.Thread(target=sales_desk.close)
     closing.start()

@@ -4,13 +4,12 @@ transaction, each refused one undone alone, serials in order across a block's en
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import date
 
 import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
-from pharaon.service import accounts, limits, sales, wallet
+from pharaon.service import limits, sales, wallet
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import (
@@ -25,6 +24,7 @@ from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block, IdempotencyKey, PlayRow
 from tests.conftest import BlockLoader
+from tests.service.helpers import funded_player
 
 Open = Callable[[], Session]
 
@@ -32,26 +32,6 @@ Open = Callable[[], Session]
 @pytest.fixture
 def sessions(engine: Engine) -> Open:
     return make_sessionmaker(engine)
-
-
-def _player(sessions: Open, name: str, deposit: int) -> int:
-    with sessions() as session:
-        player_id = accounts.register(
-            session=session,
-            email=f"{name}@example.org",
-            password="long enough",
-            birth_date=date(1980, 1, 1),
-            now=utcnow(),
-        ).player_id
-        if deposit:
-            wallet.deposit(
-                session=session,
-                player_id=player_id,
-                amount_cents=deposit,
-                idempotency_key="first",
-                now=utcnow(),
-            )
-    return player_id
 
 
 def _buy(sessions: Open, orders: list[sales.Order]) -> list[sales.Outcome]:
@@ -78,7 +58,7 @@ def _plays(outcomes: list[sales.Outcome]) -> list[PlayView]:
 def test_a_batch_sells_consecutive_units(sessions: Open, load: BlockLoader) -> None:
     load(100, size=50)
     load(300, size=50)
-    buyers = [_player(sessions, f"p{n}", 1_000) for n in range(6)]
+    buyers = [funded_player(sessions, f"p{n}", 1_000) for n in range(6)]
     orders = [
         sales.Order(b, 300 if n % 2 else 100, "auto" if n < 3 else "jouer", f"k{n}")
         for n, b in enumerate(buyers)
@@ -103,7 +83,7 @@ def test_refused_orders_change_nothing_and_the_others_sell(
 ) -> None:
     load(100, size=50)
     rich, poor, excluded, fine = (
-        _player(sessions, n, d)
+        funded_player(sessions, n, d)
         for n, d in (("rich", 1_000), ("poor", 50), ("out", 1_000), ("ok", 500))
     )
     with sessions() as session:
@@ -145,10 +125,10 @@ def test_a_block_that_sells_out_in_a_batch_opens_the_next(
 ) -> None:
     first = load(100, size=16)
     second = load(100, size=16, number=2)
-    regular = _player(sessions, "regular", 10_000)
+    regular = funded_player(sessions, "regular", 10_000)
     # 14 units of the first block go one by one (a player's orders are sold one at a time).
     _plays(_buy(sessions, [sales.Order(regular, 100, "auto", f"r{n}") for n in range(14)]))
-    buyers = [_player(sessions, f"b{n}", 1_000) for n in range(5)]
+    buyers = [funded_player(sessions, f"b{n}", 1_000) for n in range(5)]
     outcomes = _buy(sessions, [sales.Order(b, 100, "auto", "k") for b in buyers])
     sold = [(p.block_id, p.serial) for p in _plays(outcomes)]
     assert sold == [(first, 15), (first, 16), (second, 1), (second, 2), (second, 3)]
@@ -179,7 +159,7 @@ def _lots(sessions: Open, player_id: int) -> int:
 
 def test_a_retry_in_the_same_batch_replays_the_first(sessions: Open, load: BlockLoader) -> None:
     load(100, size=50)
-    buyer = _player(sessions, "twice", 1_000)
+    buyer = funded_player(sessions, "twice", 1_000)
     outcomes = _buy(
         sessions,
         [
