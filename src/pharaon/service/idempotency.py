@@ -42,7 +42,6 @@ class Claim:
     replay_of: int | None
 
 
-# Built once per dialect: claiming is on the path of every purchase and deposit.
 # Built once per dialect: claiming is on the path of every purchase and deposit. Executed
 # with many rows, SQLAlchemy sends them as one multi-row INSERT.
 _CLAIM = {

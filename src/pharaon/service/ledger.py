@@ -80,8 +80,14 @@ def post_many(
         for account, amount in entries:
             if account not in settled:
                 moves[account] = moves.get(account, 0) + amount
-    moves = {a: m for a, m in moves.items() if m}
-    if moves:
-        # In id order, as every writer locks them.
-        connection.execute(_ADD, [{"account": a, "amount": moves[a]} for a in sorted(moves)])
+    move(session, amounts=moves)
     return ids
+
+
+def move(session: Session, *, amounts: dict[int, int]) -> None:
+    """Add ``amounts`` (cents by account id; zeros skipped) to the balances, in account id
+    order as every writer locks them. Entries are the caller's: :func:`post_many` and a
+    purchase that moves its buyers' balances under its own guards."""
+    rows = [{"account": a, "amount": amounts[a]} for a in sorted(amounts) if amounts[a]]
+    if rows:
+        session.connection().execute(_ADD, rows)

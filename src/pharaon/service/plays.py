@@ -20,7 +20,7 @@ from pharaon.service.errors import InvalidError, NotFoundError
 from pharaon.store.tables import PlayRow, UnitRow
 
 MAX_PAGE = 100
-_ALL = (1 << GRIDS) - 1
+ALL_GRIDS = (1 << GRIDS) - 1  # revealed: every grid uncovered
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def build_view(
     """What the player may see of a play whose grids ``revealed`` (bit g-1: grid g) are
     uncovered; ``cells``: the unit's 64 symbol indices as bytes."""
     unit = Unit.from_array(np.frombuffer(cells, dtype=np.int8))
-    finished = revealed == _ALL
+    finished = revealed == ALL_GRIDS
     grids = tuple(unit.grid_codes(g) if revealed & (1 << g) else None for g in range(GRIDS))
     bonus = combinations = prize = ticket = after = None
     if finished:

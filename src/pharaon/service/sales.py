@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, Literal
+from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
@@ -35,7 +35,7 @@ from pharaon.service.errors import (
     ServiceError,
     SoldOutError,
 )
-from pharaon.service.plays import PlayView, build_view, view_play
+from pharaon.service.plays import ALL_GRIDS, PlayView, build_view, view_play
 from pharaon.store.tables import (
     PRIZES_ACCOUNT,
     SALES_ACCOUNT,
@@ -45,10 +45,6 @@ from pharaon.store.tables import (
     PlayRow,
     UnitRow,
 )
-
-Mode = Literal["jouer", "auto"]
-ALL_GRIDS: Final = 0b1111
-
 
 # Built once: these run for every batch.
 _LOCK_ACCOUNTS = (
@@ -74,11 +70,6 @@ _DEBIT = (
 )
 _EXCLUDED_UNTIL = select(Player.id, Player.self_excluded_until).where(
     Player.id.in_(bindparam("players", expanding=True))
-)
-_ADD = (
-    update(Account)
-    .where(Account.id == bindparam("account"))
-    .values(balance_cents=Account.balance_cents + bindparam("amount"))
 )
 _OPEN_BLOCK = (
     select(Block.id, Block.next_serial, Block.block_size)
@@ -133,31 +124,6 @@ class _Sale:
     serial: int
     lot_cents: int
     cells: bytes
-
-
-def buy(
-    *,
-    session: Session,
-    player_id: int,
-    stake_cents: int,
-    mode: str,
-    idempotency_key: str | None,
-    now: datetime,
-) -> PlayView:
-    """Sell one unit at ``stake_cents`` to the player; once per idempotency key.
-
-    Raises InsufficientFundsError (402), SelfExcludedError (403), IdempotencyConflictError
-    (409), SoldOutError (503), InvalidError (422), BadRequestError (400); on any of them
-    nothing has changed.
-    """
-    (outcome,) = buy_many(
-        session=session,
-        orders=[Order(player_id, stake_cents, mode, idempotency_key)],
-        now=now,
-    )
-    if isinstance(outcome, ServiceError):
-        raise outcome
-    return outcome
 
 
 def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> list[Outcome]:
@@ -277,7 +243,7 @@ def _sell(
     sold_out = [w for w in wanted if w.index in debited and w.index not in taken]
     for w in sold_out:
         refused[w.index] = SoldOutError(f"no unit is left on sale at {w.order.stake_cents} cents")
-    _move(connection, {debited[w.index][0]: w.order.stake_cents for w in sold_out})
+    ledger.move(session, amounts={debited[w.index][0]: w.order.stake_cents for w in sold_out})
     idempotency.release_many(session, key_ids=[w.key_id for w in wanted if w.index in refused])
     units: dict[tuple[int, int], tuple[int, bytes]] = {}
     for block_id, first, last in _ranges(taken.values()):
@@ -287,7 +253,7 @@ def _sell(
             units[(block_id, int(serial))] = (int(lot), bytes(cells))
     sold = [w for w in wanted if w.index in taken]
     lots = {w.index: units[taken[w.index]][0] for w in sold}
-    _move(connection, {debited[w.index][0]: lots[w.index] for w in sold if lots[w.index]})
+    ledger.move(session, amounts={debited[w.index][0]: lots[w.index] for w in sold})
     sales = []
     for w in sold:
         account_id, after_stake = debited[w.index]
@@ -385,13 +351,6 @@ def _ranges(units: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
         low, high = spans.get(block_id, (serial, serial))
         spans[block_id] = (min(low, serial), max(high, serial))
     return [(block_id, low, high) for block_id, (low, high) in sorted(spans.items())]
-
-
-def _move(connection: Connection, amounts: dict[int, int]) -> None:
-    """Add ``amounts`` (cents by account id) to the balances (of rows this transaction holds
-    locked already, so each new balance is known: the old one plus the amount)."""
-    if amounts:
-        connection.execute(_ADD, [{"account": a, "amount": amounts[a]} for a in sorted(amounts)])
 
 
 def _play_fields(sale: _Sale, now: datetime) -> dict[str, Any]:

@@ -97,7 +97,6 @@ class _WriterLock:
 
 
 def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
-
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         # The driver must not open transactions itself: we say BEGIN IMMEDIATE below.
