@@ -89,10 +89,34 @@ async def _players(base: str) -> list[str]:
         return list(await asyncio.gather(*(_player(http, n) for n in range(CLIENTS))))
 
 
-def _load(base: str, seconds: float) -> LoadResult:
+def _cpu_ticks(pids: list[int], *, reaped: bool = False) -> int:
+    """User + system CPU of the processes still alive, in clock ticks; with ``reaped``, also
+    what their exited children used (PostgreSQL's postmaster reaps each backend that ends)."""
+    ticks = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+        if reaped:
+            ticks += int(fields[13]) + int(fields[14])  # cutime, cstime
+    return ticks
+
+
+def _postgres_ticks() -> int:
+    """CPU of every PostgreSQL server process on this machine, ended backends included."""
+    out = subprocess.run(["pgrep", "-x", "postgres"], capture_output=True, text=True, check=False)
+    return _cpu_ticks([int(p) for p in out.stdout.split()], reaped=True)
+
+
+def _load(base: str, seconds: float, server: LiveServer) -> tuple[LoadResult, dict[str, float]]:
     """CLIENTS buyers for ``seconds``, driven by loadgen.py in its own process (own event loop,
-    own CPU account), so the driver's httpx and event loop cost nothing during the window."""
+    own CPU account), so the driver's httpx and event loop cost nothing during the window; and
+    the CPU seconds the server's processes and PostgreSQL's used meanwhile."""
     tokens = asyncio.run(_players(base))
+    before_server = _cpu_ticks(_server_pids(server))
+    before_pg = _postgres_ticks()
     url = httpx.URL(base)
     args = [sys.executable, str(LOADGEN), "--host", url.host, "--port", str(url.port)]
     out = subprocess.run(
@@ -103,20 +127,30 @@ def _load(base: str, seconds: float) -> LoadResult:
         timeout=seconds + 120,
         check=False,
     )
+    after_server = _cpu_ticks(_server_pids(server))
+    after_pg = _postgres_ticks()
     if out.returncode != 0:
         raise RuntimeError(f"load generator exited {out.returncode}: {out.stderr[-2000:]}")
-    return LoadResult.from_json(out.stdout)
+    hz = os.sysconf("SC_CLK_TCK")
+    cpu = {
+        "server": (after_server - before_server) / hz,
+        "postgres": (after_pg - before_pg) / hz,
+    }
+    return LoadResult.from_json(out.stdout), cpu
 
 
-def _rss_mb(server: LiveServer) -> list[float]:
+def _server_pids(server: LiveServer) -> list[int]:
+    """The supervisor, then its workers."""
     assert server.process is not None
-    pids = [server.process.pid]
     children = subprocess.run(
         ["pgrep", "-P", str(server.process.pid)], capture_output=True, text=True, check=False
     ).stdout.split()
-    pids += [int(p) for p in children]
+    return [server.process.pid, *(int(p) for p in children)]
+
+
+def _rss_mb(server: LiveServer) -> list[float]:
     out = []
-    for pid in pids:
+    for pid in _server_pids(server):
         status = Path(f"/proc/{pid}/status").read_text()
         match = re.search(r"VmRSS:\s+(\d+) kB", status)
         if match:
@@ -124,7 +158,8 @@ def _rss_mb(server: LiveServer) -> list[float]:
     return out
 
 
-def _pgbench(seconds: float) -> float:
+def _pgbench(seconds: float) -> tuple[float, float]:
+    """tpcb-like transactions per second, and PostgreSQL's CPU per transaction (µs)."""
     name = f"pharaon_pgbench_{secrets.token_hex(4)}"
     with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
@@ -141,6 +176,7 @@ def _pgbench(seconds: float) -> float:
         subprocess.run(
             ["pgbench", *common, "-i", "-q", "-s", "1", name], check=True, capture_output=True
         )
+        before = _postgres_ticks()
         out = subprocess.run(
             [
                 "pgbench",
@@ -159,29 +195,33 @@ def _pgbench(seconds: float) -> float:
             capture_output=True,
             text=True,
         ).stdout
+        pg_cpu = (_postgres_ticks() - before) / os.sysconf("SC_CLK_TCK")
     finally:
         with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
     match = re.search(r"tps = ([\d.]+)", out)
     if not match:
         raise RuntimeError(f"pgbench printed no tps: {out}")
-    return float(match.group(1))
+    tps = float(match.group(1))
+    processed = re.search(r"number of transactions actually processed: (\d+)", out)
+    count = int(processed.group(1)) if processed else tps * seconds
+    return tps, pg_cpu / count * 1e6
 
 
 def _serve_and_load(
     url: str, log: Path, workers: int, seconds: float
-) -> tuple[LoadResult, list[float]]:
+) -> tuple[LoadResult, list[float], dict[str, float]]:
     server = LiveServer(url, log, workers=workers)
     server.start()
     try:
-        result = _load(server.url, seconds)
+        result, cpu = _load(server.url, seconds, server)
         rss = _rss_mb(server)
     finally:
         server.stop()
-    return result, rss
+    return result, rss, cpu
 
 
-def _report(label: str, result: LoadResult) -> None:
+def _report(label: str, result: LoadResult, cpu: dict[str, float]) -> None:
     print(
         f"  {label:34} {result.rate:8.1f} /s   p50 {result.p50_ms:6.1f} ms   "
         f"p99 {result.p99_ms:6.1f} ms   errors {result.errors}"
@@ -193,6 +233,11 @@ def _report(label: str, result: LoadResult) -> None:
     )
     for sample in result.error_samples:
         print(f"    error: {sample}")
+    if result.purchases:
+        per = ", ".join(
+            f"{name} {seconds / result.purchases * 1e6:.0f} µs" for name, seconds in cpu.items()
+        )
+        print(f"  CPU per purchase (whole run of the load generator): {per}")
 
 
 def _postgres(name: str, tmp: Path, workers: int, seconds: float) -> None:
@@ -206,19 +251,23 @@ def _postgres(name: str, tmp: Path, workers: int, seconds: float) -> None:
         f"{workers} workers, {seconds:.0f} s"
     )
     _prepare(pg_url)
-    result, rss = _serve_and_load(pg_url, tmp / "pg.log", workers, seconds)
-    _report("HTTP purchases, PostgreSQL:", result)
+    result, rss, cpu = _serve_and_load(pg_url, tmp / "pg.log", workers, seconds)
+    _report("HTTP purchases, PostgreSQL:", result, cpu)
     print(f"  server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}")
-    tps = _pgbench(seconds)
-    print(f"  pgbench tpcb-like -c {CLIENTS}:     {tps:8.1f} tps")
+    tps, pg_us = _pgbench(seconds)
+    print(
+        f"  pgbench tpcb-like -c {CLIENTS}:     {tps:8.1f} tps   "
+        f"(PostgreSQL CPU {pg_us:.0f} µs each)"
+    )
     print(f"  ratio purchases / tpcb-like:  {result.rate / tps:8.3f}   (goal >= 1.0)")
 
 
 def _sqlite(tmp: Path, workers: int, seconds: float) -> None:
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
     _prepare(sqlite_url)
-    result, rss = _serve_and_load(sqlite_url, tmp / "sqlite.log", workers, seconds)
-    _report(f"HTTP purchases, SQLite ({workers} workers):", result)
+    result, rss, cpu = _serve_and_load(sqlite_url, tmp / "sqlite.log", workers, seconds)
+    del cpu["postgres"]
+    _report(f"HTTP purchases, SQLite ({workers} workers):", result, cpu)
     print("  (goals: SQLite >= 1000 /s; p99 <= 50 ms)")
     print(f"  server RSS (MB): {', '.join(f'{r:.0f}' for r in rss)}")
 

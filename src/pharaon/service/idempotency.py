@@ -57,7 +57,7 @@ _CLAIMED = select(
     IdempotencyKey.request_sha256,
     IdempotencyKey.result_id,
 )
-_CONFLICT = "this Idempotency-Key was already used for another request; use a new key"
+CONFLICT = "this Idempotency-Key was already used for another request; use a new key"
 
 
 def claim(session: Session, *, player_id: int, key: str, digest: str, now: datetime) -> Claim:
@@ -107,7 +107,7 @@ def claim_many(
             continue
         row = earlier[(player_id, key)]
         if row.request_sha256 != digest or row.result_id is None:
-            out.append(IdempotencyConflictError(_CONFLICT))
+            out.append(IdempotencyConflictError(CONFLICT))
         else:
             out.append(Claim(int(row.id), int(row.result_id)))
     return out

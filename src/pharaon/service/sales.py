@@ -24,12 +24,13 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import Connection, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.rules import rules
 from pharaon.service import audit, blocks, idempotency, ledger, limits
 from pharaon.service.errors import (
+    IdempotencyConflictError,
     InsufficientFundsError,
     InvalidError,
     ServiceError,
@@ -149,22 +150,20 @@ def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> lis
         else:
             buyers.add(order.player_id)
             first.append((index, order, key))
-    sales: list[_Sale] = []
+    sold: list[tuple[_Sale, int]] = []  # (sale, play id)
+    refused: dict[int, ServiceError] = {}
     replays: list[tuple[int, int, int]] = []  # (index, player id, play id)
-    play_ids: list[int] = []
     if first:
+        sell = _sell_in_postgres if session.get_bind().dialect.name == "postgresql" else _sell_here
         try:
-            refused: dict[int, ServiceError] = {}
-            wanted = _claim(session, first, refused, replays, now)
-            sales = _sell(session, wanted, refused, now)
-            play_ids = _record(session, sales, now)
+            sold = sell(session, first, refused, replays, now)
             session.commit()
         except BaseException:
             session.rollback()
             raise
         for index, error in refused.items():
             outcomes[index] = error
-    for sale, play_id in zip(sales, play_ids, strict=True):
+    for sale, play_id in sold:
         outcomes[sale.index] = build_view(
             play_id=play_id, cells=sale.cells, **_play_fields(sale, now)
         )
@@ -192,6 +191,113 @@ def _check(order: Order) -> str:
     return key
 
 
+def _sell_here(
+    session: Session,
+    first: list[tuple[int, Order, str]],
+    refused: dict[int, ServiceError],
+    replays: list[tuple[int, int, int]],
+    now: datetime,
+) -> list[tuple[_Sale, int]]:
+    """Sell ``first`` (one order per player) in the session's transaction, step by step: the
+    path SQLite runs; the sales and their play ids. Refusals go to ``refused``, replays of an
+    earlier play to ``replays``."""
+    wanted = _claim(session, first, refused, replays, now)
+    sales = _sell(session, wanted, refused, now)
+    return list(zip(sales, _record(session, sales, now), strict=True))
+
+
+# The same steps as _sell_here, in one call of the database function (migration 0002).
+_SELL_IN_POSTGRES = text(
+    "SELECT * FROM pharaon_sell(CAST(:players AS integer[]), CAST(:stakes AS integer[]), "
+    "CAST(:modes AS text[]), CAST(:revealed AS smallint[]), CAST(:keys AS text[]), "
+    "CAST(:digests AS text[]), :now, :sales_account, :prizes_account)"
+)
+
+
+def _sell_in_postgres(
+    session: Session,
+    first: list[tuple[int, Order, str]],
+    refused: dict[int, ServiceError],
+    replays: list[tuple[int, int, int]],
+    now: datetime,
+) -> list[tuple[_Sale, int]]:
+    """:func:`_sell_here` on PostgreSQL, in one round trip: the function ``pharaon_sell``
+    takes the same locks in the same order and writes the same rows."""
+    orders = [order for _, order, _ in first]
+    rows = session.connection().execute(
+        _SELL_IN_POSTGRES,
+        {
+            "players": [o.player_id for o in orders],
+            "stakes": [o.stake_cents for o in orders],
+            "modes": [o.mode for o in orders],
+            "revealed": [_revealed(o.mode) for o in orders],
+            "keys": [key for _, _, key in first],
+            "digests": [_digest(o) for o in orders],
+            "now": now,
+            "sales_account": SALES_ACCOUNT,
+            "prizes_account": PRIZES_ACCOUNT,
+        },
+    )
+    sold = []
+    for (index, order, _), row in zip(first, rows, strict=True):
+        if row.outcome == "sold":
+            sale = _Sale(
+                index=index,
+                order=order,
+                key_id=int(row.key_id),
+                account_id=int(row.account_id),
+                balance_before=int(row.balance_before),
+                balance_after=int(row.balance_after),
+                block_id=int(row.block_id),
+                serial=int(row.serial),
+                lot_cents=int(row.lot_cents),
+                cells=bytes(row.cells),
+            )
+            sold.append((sale, int(row.play_id)))
+        elif row.outcome == "replay":
+            replays.append((index, order.player_id, int(row.play_id)))
+        elif row.outcome == "conflict":
+            refused[index] = IdempotencyConflictError(idempotency.CONFLICT)
+        elif row.outcome == "excluded":
+            refused[index] = _excluded(row.excluded_until, now)
+        elif row.outcome == "short":
+            refused[index] = _short(order)
+        elif row.outcome == "sold_out":
+            refused[index] = _sold_out(order)
+        else:
+            raise RuntimeError(f"pharaon_sell answered an unknown outcome {row.outcome!r}")
+    return sold
+
+
+def _digest(order: Order) -> str:
+    return idempotency.request_digest(
+        "play", {"stake_cents": order.stake_cents, "mode": order.mode}
+    )
+
+
+def _revealed(mode: str) -> int:
+    """The grids uncovered when the play is recorded: all of them in ``auto``."""
+    return ALL_GRIDS if mode == "auto" else 0
+
+
+def _short(order: Order) -> ServiceError:
+    return InsufficientFundsError(
+        f"the balance is less than the stake of {order.stake_cents} cents"
+    )
+
+
+def _sold_out(order: Order) -> ServiceError:
+    return SoldOutError(f"no unit is left on sale at {order.stake_cents} cents")
+
+
+def _excluded(until: datetime | None, now: datetime) -> ServiceError:
+    try:
+        limits.check_not_excluded(until, now)
+    except ServiceError as exc:
+        return exc
+    raise RuntimeError(f"a player excluded until {until} is not excluded at {now}")
+
+
 def _claim(
     session: Session,
     first: list[tuple[int, Order, str]],
@@ -203,16 +309,7 @@ def _claim(
     of its play, or a conflict."""
     claims = idempotency.claim_many(
         session,
-        requests=[
-            (
-                order.player_id,
-                key,
-                idempotency.request_digest(
-                    "play", {"stake_cents": order.stake_cents, "mode": order.mode}
-                ),
-            )
-            for _, order, key in first
-        ],
+        requests=[(order.player_id, key, _digest(order)) for _, order, key in first],
         now=now,
     )
     wanted: list[_Wanted] = []
@@ -242,7 +339,7 @@ def _sell(
     taken = _take_units(session, connection, [w for w in wanted if w.index in debited])
     sold_out = [w for w in wanted if w.index in debited and w.index not in taken]
     for w in sold_out:
-        refused[w.index] = SoldOutError(f"no unit is left on sale at {w.order.stake_cents} cents")
+        refused[w.index] = _sold_out(w.order)
     ledger.move(session, amounts={debited[w.index][0]: w.order.stake_cents for w in sold_out})
     idempotency.release_many(session, key_ids=[w.key_id for w in wanted if w.index in refused])
     units: dict[tuple[int, int], tuple[int, bytes]] = {}
@@ -305,9 +402,7 @@ def _debit(
             except ServiceError as exc:
                 refused[w.index] = exc
                 continue
-            refused[w.index] = InsufficientFundsError(
-                f"the balance is less than the stake of {w.order.stake_cents} cents"
-            )
+            refused[w.index] = _short(w.order)
     return {w.index: after[w.order.player_id] for w in wanted if w.order.player_id in after}
 
 
@@ -360,7 +455,7 @@ def _play_fields(sale: _Sale, now: datetime) -> dict[str, Any]:
         "mode": sale.order.mode,
         "serial": sale.serial,
         "block_id": sale.block_id,
-        "revealed": ALL_GRIDS if sale.order.mode == "auto" else 0,
+        "revealed": _revealed(sale.order.mode),
         "prize_cents": sale.lot_cents,
         "balance_before_cents": sale.balance_before,
         "balance_after_cents": sale.balance_after,

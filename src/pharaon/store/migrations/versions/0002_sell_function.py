@@ -1,0 +1,292 @@
+"""PostgreSQL: ``pharaon_sell``, a batch of purchases in one call (see pharaon.service.sales).
+
+On PostgreSQL a batch of purchases is sold by this function, in the caller's transaction, in one
+round trip: the same steps, in the same order and with the same locks as the Python path that
+SQLite runs (``pharaon.service.sales._sell_here``), and the same rows. The audit records are
+hashed here exactly as ``pharaon.service.audit.record_hash`` hashes them (``pharaon audit``
+re-hashes every record in Python, so a difference is caught). The tests of the sales run on both
+databases.
+
+Revision ID: 0002
+Revises: 0001
+Create Date: 2026-12-03
+"""
+
+from __future__ import annotations
+
+from alembic import op
+
+revision = "0002"
+down_revision = "0001"
+branch_labels = None
+depends_on = None
+
+# One row per order, in the orders' order. ``outcome``: sold, replay (``play_id`` is the earlier
+# play of that idempotency key), conflict (the key was used for another request), short (the
+# balance is less than the stake), excluded (``excluded_until`` is in the future) or sold_out.
+SELL = r"""
+CREATE OR REPLACE FUNCTION pharaon_sell(
+    p_players integer[],
+    p_stakes integer[],
+    p_modes text[],
+    p_revealed smallint[],
+    p_keys text[],
+    p_digests text[],
+    p_now timestamptz,
+    p_sales_account integer,
+    p_prizes_account integer
+) RETURNS TABLE (
+    outcome text,
+    play_id integer,
+    key_id integer,
+    account_id integer,
+    block_id integer,
+    serial integer,
+    lot_cents bigint,
+    cells bytea,
+    balance_before bigint,
+    balance_after bigint,
+    excluded_until timestamptz
+)
+LANGUAGE plpgsql
+SET search_path FROM CURRENT
+AS $fn$
+#variable_conflict use_column
+DECLARE
+    n integer := cardinality(p_players);
+    o_outcome text[] := array_fill(NULL::text, ARRAY[n]);
+    o_play integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_key integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_account integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_after_stake bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    o_block integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_serial integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_lot bigint[] := array_fill(NULL::bigint, ARRAY[n]);
+    o_cells bytea[] := array_fill(NULL::bytea, ARRAY[n]);
+    o_txn integer[] := array_fill(NULL::integer, ARRAY[n]);
+    o_until timestamptz[] := array_fill(NULL::timestamptz, ARRAY[n]);
+    v_buyers integer[];
+    v_needed integer[];
+    v_released integer[] := '{}';
+    v_price integer;
+    v_count integer;
+    v_tried boolean;
+    v_next integer;
+    v_sold_stakes bigint := 0;
+    v_sold_lots bigint := 0;
+    v_seq integer;
+    v_prev text;
+    v_payload text;
+    v_created text;
+    i integer;
+    r record;
+BEGIN
+    -- 1. Claim the keys, in (player, key) order as every writer does. A key used before is a
+    --    replay of its play, or a conflict.
+    FOR r IN
+        INSERT INTO idempotency_keys AS k (player_id, key, request_sha256, created_at)
+        SELECT u.player, u.key, u.digest, p_now
+        FROM unnest(p_players, p_keys, p_digests) AS u(player, key, digest)
+        ORDER BY u.player, u.key
+        ON CONFLICT (player_id, key) DO NOTHING
+        RETURNING k.player_id, k.id
+    LOOP
+        o_key[array_position(p_players, r.player_id)] := r.id;
+    END LOOP;
+    FOR i IN 1..n LOOP
+        CONTINUE WHEN o_key[i] IS NOT NULL;
+        SELECT k.request_sha256, k.result_id INTO r
+        FROM idempotency_keys AS k
+        WHERE k.player_id = p_players[i] AND k.key = p_keys[i];
+        IF r.request_sha256 = p_digests[i] AND r.result_id IS NOT NULL THEN
+            o_outcome[i] := 'replay';
+            o_play[i] := r.result_id;
+        ELSE
+            o_outcome[i] := 'conflict';
+        END IF;
+    END LOOP;
+
+    -- 2. Lock the buyers' accounts in id order, then debit each stake the balance holds,
+    --    unless the player is self-excluded.
+    SELECT array_agg(p_players[i]) INTO v_buyers
+    FROM generate_subscripts(p_players, 1) AS i
+    WHERE o_outcome[i] IS NULL;
+    IF v_buyers IS NOT NULL THEN
+        PERFORM 1 FROM accounts AS a WHERE a.player_id = ANY (v_buyers) ORDER BY a.id FOR UPDATE;
+        FOR r IN
+            UPDATE accounts AS a
+            SET balance_cents = a.balance_cents - w.stake
+            FROM unnest(p_players, p_stakes, o_outcome) AS w(player, stake, outcome)
+            WHERE w.outcome IS NULL
+              AND a.player_id = w.player
+              AND a.balance_cents >= w.stake
+              AND NOT EXISTS (
+                  SELECT 1 FROM players AS p
+                  WHERE p.id = w.player AND p.self_excluded_until > p_now
+              )
+            RETURNING a.player_id, a.id, a.balance_cents
+        LOOP
+            i := array_position(p_players, r.player_id);
+            o_account[i] := r.id;
+            o_after_stake[i] := r.balance_cents;
+        END LOOP;
+        FOR i IN 1..n LOOP
+            CONTINUE WHEN o_outcome[i] IS NOT NULL OR o_account[i] IS NOT NULL;
+            o_until[i] := (
+                SELECT p.self_excluded_until FROM players AS p WHERE p.id = p_players[i]
+            );
+            o_outcome[i] := CASE WHEN o_until[i] > p_now THEN 'excluded' ELSE 'short' END;
+            v_released := v_released || o_key[i];
+        END LOOP;
+    END IF;
+
+    -- 3. Take the next unsold units of the open block at each price, prices in order; a block
+    --    sold out on the way opens the next one loaded.
+    FOR v_price IN
+        SELECT DISTINCT p_stakes[i] FROM generate_subscripts(p_players, 1) AS i
+        WHERE o_outcome[i] IS NULL ORDER BY 1
+    LOOP
+        SELECT array_agg(i ORDER BY i) INTO v_needed
+        FROM generate_subscripts(p_players, 1) AS i
+        WHERE o_outcome[i] IS NULL AND p_stakes[i] = v_price;
+        v_tried := false;
+        WHILE cardinality(v_needed) > 0 LOOP
+            SELECT b.id, b.next_serial, b.block_size INTO r
+            FROM blocks AS b
+            WHERE b.price_cents = v_price AND b.state = 'open'
+            FOR UPDATE;
+            IF NOT FOUND THEN
+                EXIT WHEN v_tried;
+                -- If a concurrent buyer opens it first, this waits for its commit, so the
+                -- next look finds it either way.
+                IF NOT EXISTS (
+                    SELECT 1 FROM blocks AS b WHERE b.price_cents = v_price AND b.state = 'open'
+                ) THEN
+                    SELECT min(b.id) INTO v_next
+                    FROM blocks AS b WHERE b.price_cents = v_price AND b.state = 'loaded';
+                    IF v_next IS NOT NULL THEN
+                        UPDATE blocks AS b SET state = 'open'
+                        WHERE b.id = v_next AND b.state = 'loaded';
+                    END IF;
+                END IF;
+                v_tried := true;
+                CONTINUE;
+            END IF;
+            v_tried := false;
+            v_count := greatest(0, least(cardinality(v_needed), r.block_size + 1 - r.next_serial));
+            UPDATE blocks AS b
+            SET next_serial = r.next_serial + v_count,
+                state = CASE WHEN r.next_serial + v_count > r.block_size
+                             THEN 'sold_out' ELSE 'open' END
+            WHERE b.id = r.id;
+            FOR i IN 1..v_count LOOP
+                o_block[v_needed[i]] := r.id;
+                o_serial[v_needed[i]] := r.next_serial + i - 1;
+            END LOOP;
+            v_needed := v_needed[v_count + 1:];
+        END LOOP;
+        -- What is still needed found its price sold out: its stake goes back.
+        FOREACH i IN ARRAY coalesce(v_needed, '{}') LOOP
+            o_outcome[i] := 'sold_out';
+            v_released := v_released || o_key[i];
+            UPDATE accounts AS a SET balance_cents = a.balance_cents + p_stakes[i]
+            WHERE a.id = o_account[i];
+        END LOOP;
+    END LOOP;
+    DELETE FROM idempotency_keys AS k WHERE k.id = ANY (v_released);
+
+    -- 4. Each sale: its unit, its lot credited, its ledger transaction, its play, its key.
+    FOR i IN 1..n LOOP
+        CONTINUE WHEN o_outcome[i] IS NOT NULL;
+        o_outcome[i] := 'sold';
+        SELECT u.lot_cents, u.cells INTO r
+        FROM units AS u WHERE u.block_id = o_block[i] AND u.serial = o_serial[i];
+        o_lot[i] := r.lot_cents;
+        o_cells[i] := r.cells;
+        IF o_lot[i] <> 0 THEN
+            UPDATE accounts AS a SET balance_cents = a.balance_cents + o_lot[i]
+            WHERE a.id = o_account[i];
+        END IF;
+        INSERT INTO ledger_transactions AS t (kind, created_at) VALUES ('purchase', p_now)
+        RETURNING t.id INTO v_next;
+        o_txn[i] := v_next;
+        INSERT INTO ledger_entries (transaction_id, account_id, amount_cents)
+        SELECT v_next, e.account, e.amount
+        FROM (VALUES (1, o_account[i], -p_stakes[i]::bigint),
+                     (2, p_sales_account, p_stakes[i]::bigint),
+                     (3, p_prizes_account, -o_lot[i]),
+                     (4, o_account[i], o_lot[i])) AS e(place, account, amount)
+        WHERE e.amount <> 0
+        ORDER BY e.place;
+        INSERT INTO plays AS pl (
+            player_id, block_id, serial, stake_cents, mode, prize_cents, revealed,
+            balance_before_cents, balance_after_cents, created_at, transaction_id
+        ) VALUES (
+            p_players[i], o_block[i], o_serial[i], p_stakes[i], p_modes[i], o_lot[i],
+            p_revealed[i], o_after_stake[i] + p_stakes[i], o_after_stake[i] + o_lot[i], p_now,
+            v_next
+        )
+        RETURNING pl.id INTO v_next;
+        o_play[i] := v_next;
+        UPDATE idempotency_keys AS k SET result_id = v_next WHERE k.id = o_key[i];
+        v_sold_stakes := v_sold_stakes + p_stakes[i];
+        v_sold_lots := v_sold_lots + o_lot[i];
+    END LOOP;
+
+    -- 5. The operator's accounts in id order, then the audit head, last.
+    IF v_sold_stakes > 0 THEN
+        FOR r IN
+            SELECT * FROM (VALUES (p_sales_account, v_sold_stakes),
+                                  (p_prizes_account, -v_sold_lots)) AS m(account, amount)
+            WHERE m.amount <> 0 ORDER BY m.account
+        LOOP
+            UPDATE accounts AS a SET balance_cents = a.balance_cents + r.amount
+            WHERE a.id = r.account;
+        END LOOP;
+        SELECT h.seq, h.sha256 INTO v_seq, v_prev FROM audit_head AS h WHERE h.id = 1 FOR UPDATE;
+        -- As Python's datetime.isoformat(): microseconds only when there are some.
+        v_created := to_char(p_now AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS')
+            || CASE WHEN date_trunc('second', p_now) = p_now THEN ''
+                    ELSE to_char(p_now AT TIME ZONE 'UTC', '.US') END
+            || '+00:00';
+        FOR i IN 1..n LOOP
+            CONTINUE WHEN o_outcome[i] <> 'sold';
+            v_seq := v_seq + 1;
+            -- Canonical JSON: keys sorted, no spaces, as pharaon.service.audit.canonical_json.
+            v_payload := format(
+                '{"block_id":%s,"lot_cents":%s,"play_id":%s,"player_id":%s,"serial":%s,'
+                '"stake_cents":%s,"transaction_id":%s}',
+                o_block[i], o_lot[i], o_play[i], p_players[i], o_serial[i], p_stakes[i], o_txn[i]
+            );
+            INSERT INTO audit_log (seq, created_at, kind, actor, payload, prev_sha256, sha256)
+            VALUES (
+                v_seq, p_now, 'purchase', 'player:' || p_players[i], v_payload, v_prev,
+                encode(sha256(convert_to(concat_ws(E'\n', v_prev, v_seq::text, v_created,
+                    'purchase', 'player:' || p_players[i], v_payload), 'UTF8')), 'hex')
+            )
+            RETURNING audit_log.sha256 INTO v_prev;
+        END LOOP;
+        UPDATE audit_head AS h SET seq = v_seq, sha256 = v_prev WHERE h.id = 1;
+    END IF;
+
+    RETURN QUERY
+    SELECT o_outcome[i], o_play[i], o_key[i], o_account[i], o_block[i], o_serial[i], o_lot[i],
+           o_cells[i], o_after_stake[i] + p_stakes[i], o_after_stake[i] + o_lot[i], o_until[i]
+    FROM generate_subscripts(p_players, 1) AS i
+    ORDER BY i;
+END
+$fn$
+"""
+
+
+def upgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(SELL)
+
+
+def downgrade() -> None:
+    if op.get_bind().dialect.name == "postgresql":
+        op.execute(
+            "DROP FUNCTION IF EXISTS pharaon_sell(integer[], integer[], text[], smallint[], "
+            "text[], text[], timestamptz, integer, integer)"
+        )
