@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
-from pharaon.pool.generate import Block
+from pharaon.pool.blockfile import Block
 from pharaon.service import limits, loading, sales
 from pharaon.service.audit import run_audit
 from pharaon.service.errors import (
