@@ -1,11 +1,16 @@
-"""The sales desk: purchases that arrive together are sold together (group commit).
+"""Desks: requests that arrive together are served together.
 
-Each server process has one desk, a thread that takes every order waiting in its queue and sells
-them with :func:`pharaon.service.sales.buy_many` in one transaction, then answers each buyer.
-While a batch is being sold the next orders queue up, so under load a batch grows to what
-arrived meanwhile and costs one commit (one disk flush) and one lock of the hot rows, and a lone
-order is sold at once. A buyer is answered only after the commit that made its purchase durable.
-Nothing is kept between batches: the orders and their outcomes live in the database.
+A desk is a thread that takes every request waiting in its queue and serves them as one batch,
+then answers each one; while a batch is served the next requests queue up, so under load a batch
+grows to what arrived meanwhile, and a lone request is served at once.
+
+- The sales desk sells its orders with :func:`pharaon.service.sales.buy_many` in one
+  transaction (group commit): one commit, so one disk flush, and one lock of the hot rows for
+  the batch. A buyer is answered only after the commit that made its purchase durable.
+- The session desk looks its tokens up with :func:`pharaon.service.sessions.lookup_many`, in one
+  read, off the event loop.
+
+Nothing is kept between batches: the orders, sessions and outcomes live in the database.
 """
 
 from __future__ import annotations
@@ -14,61 +19,72 @@ import asyncio
 import logging
 import queue
 import threading
+from collections.abc import Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Generic, TypeVar
 
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from pharaon.service import sales
+from pharaon.service import sales, sessions
 from pharaon.service.clock import utcnow
-from pharaon.service.errors import ServiceError
 from pharaon.service.plays import PlayView
 
 MAX_BATCH = 64
 
 _log = logging.getLogger(__name__)
 
+Request = TypeVar("Request")
+Answer = TypeVar("Answer")
+
 
 @dataclass(frozen=True, slots=True)
-class _Waiting:
-    order: sales.Order
-    answer: Future[PlayView] = field(default_factory=Future)
+class _Waiting(Generic[Request, Answer]):
+    request: Request
+    answer: Future[Answer] = field(default_factory=Future)
 
 
-class SalesDesk:
-    """Sells the orders given to :meth:`buy` in batches, on its own thread (started on first
-    use, stopped by :meth:`close`)."""
+class Desk(Generic[Request, Answer]):
+    """Serves the requests given to :meth:`submit` in batches, on its own thread (started on
+    first use, stopped by :meth:`close`). Subclasses say how a batch is served."""
 
-    def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
+    def __init__(self, name: str, *, max_batch: int = MAX_BATCH) -> None:
         if max_batch < 1:
             raise ValueError(f"max_batch must be at least 1, got {max_batch}")
-        self._sessions = sessions
+        self._name = name
         self._max_batch = max_batch
-        self._queue: queue.SimpleQueue[_Waiting | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Waiting[Request, Answer] | None] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self._closed = False
 
-    def submit(self, order: sales.Order) -> Future[PlayView]:
-        """Queue ``order``; the future holds its play or the ServiceError that refused it."""
-        waiting = _Waiting(order)
+    def _serve_batch(self, requests: list[Request]) -> Sequence[Answer | Exception]:
+        """Each request's answer, or the exception that refused it, in order. An exception
+        raised here fails the batch: its requests are then served one by one."""
+        raise NotImplementedError
+
+    def submit(self, request: Request) -> Future[Answer]:
+        """Queue ``request``; the future holds its answer or the exception that refused it."""
+        waiting: _Waiting[Request, Answer] = _Waiting(request)
         with self._lock:
             if self._closed:
-                raise RuntimeError("the sales desk is closed")
+                raise RuntimeError(f"the {self._name} is closed")
             if self._thread is None:
                 self._thread = threading.Thread(
-                    target=self._serve, name="pharaon-sales-desk", daemon=True
+                    target=self._serve, name=f"pharaon-{self._name.replace(' ', '-')}", daemon=True
                 )
                 self._thread.start()
             self._queue.put(waiting)
         return waiting.answer
 
-    async def buy(self, order: sales.Order) -> PlayView:
-        """Sell ``order``, waiting without blocking the event loop."""
-        return await asyncio.wrap_future(self.submit(order))
+    async def ask(self, request: Request) -> Answer:
+        """Serve ``request``, waiting without blocking the event loop."""
+        return await asyncio.wrap_future(self.submit(request))
 
     def close(self) -> None:
-        """Sell what is queued, then stop the thread."""
+        """Serve what is queued, then stop the thread."""
         with self._lock:
             self._closed = True
             thread, self._thread = self._thread, None
@@ -92,32 +108,64 @@ class SalesDesk:
                     self._queue.put(None)  # stop after this batch
                     break
                 batch.append(more)
-            # A buyer who went away before the sale (a cancelled future) is not sold anything;
-            # once running, a future can no longer be cancelled.
+            # A request given up before it is served (a cancelled future) is not served; once
+            # running, a future can no longer be cancelled.
             batch = [w for w in batch if w.answer.set_running_or_notify_cancel()]
             if batch:
-                self._sell(batch)
+                self._answer(batch)
 
-    def _sell(self, batch: list[_Waiting]) -> None:
+    def _answer(self, batch: list[_Waiting[Request, Answer]]) -> None:
         try:
-            with self._sessions() as session:
-                outcomes = sales.buy_many(
-                    session=session, orders=[w.order for w in batch], now=utcnow()
-                )
+            outcomes = self._serve_batch([w.request for w in batch])
         except Exception as exc:
             if len(batch) > 1:
-                # A database error rolled the whole batch back: sell each order alone, so
-                # one that cannot be sold does not fail the others.
+                # A database error rolled the whole batch back: serve each request alone, so
+                # one that cannot be served does not fail the others.
                 _log.warning(
-                    "a batch of %d purchases failed (%s); selling one by one", len(batch), exc
+                    "a batch of %d at the %s failed (%s); serving one by one",
+                    len(batch),
+                    self._name,
+                    exc,
                 )
                 for waiting in batch:
-                    self._sell([waiting])
+                    self._answer([waiting])
             else:
                 batch[0].answer.set_exception(exc)
             return
         for waiting, outcome in zip(batch, outcomes, strict=True):
-            if isinstance(outcome, ServiceError):
+            if isinstance(outcome, Exception):
                 waiting.answer.set_exception(outcome)
             else:
                 waiting.answer.set_result(outcome)
+
+
+class SalesDesk(Desk[sales.Order, PlayView]):
+    """Sells orders in batches, one transaction each."""
+
+    def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
+        super().__init__("sales desk", max_batch=max_batch)
+        self._sessions = sessions
+
+    async def buy(self, order: sales.Order) -> PlayView:
+        """Sell ``order``; its play, or the ServiceError that refused it."""
+        return await self.ask(order)
+
+    def _serve_batch(self, requests: list[sales.Order]) -> Sequence[PlayView | Exception]:
+        with self._sessions() as session:
+            return sales.buy_many(session=session, orders=requests, now=utcnow())
+
+
+class SessionDesk(Desk[str, sessions.Found]):
+    """Looks bearer tokens up in batches, one read each (``reader``:
+    :func:`pharaon.store.engine.make_reader`); sessions idle over ``idle`` are found expired."""
+
+    def __init__(self, reader: Engine, *, idle: timedelta, max_batch: int = MAX_BATCH) -> None:
+        super().__init__("session desk", max_batch=max_batch)
+        self._reader = reader
+        self._idle = idle
+
+    def _serve_batch(self, requests: list[str]) -> Sequence[sessions.Found | Exception]:
+        with self._reader.connect() as connection:
+            return sessions.lookup_many(
+                connection=connection, tokens=requests, now=utcnow(), idle=self._idle
+            )

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -21,6 +22,7 @@ _TOUCH_EVERY = timedelta(seconds=30)
 # Built once: every authenticated request looks its session up.
 _LOOKUP = (
     select(
+        SessionRow.token_sha256,
         SessionRow.player_id,
         SessionRow.csrf_token,
         SessionRow.last_seen_at,
@@ -28,7 +30,7 @@ _LOOKUP = (
         Player.self_excluded_until,
     )
     .join(Player, Player.id == SessionRow.player_id)
-    .where(SessionRow.token_sha256 == bindparam("digest"))
+    .where(SessionRow.token_sha256.in_(bindparam("digests", expanding=True)))
 )
 
 
@@ -81,28 +83,38 @@ def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
     return NewSession(token, csrf, now)
 
 
-def lookup(*, connection: Connection, token: str, now: datetime, idle: timedelta) -> Found:
-    """The player of ``token`` and what the session needs written, in one read (``connection``
-    may be a reader's: :func:`pharaon.store.engine.make_reader`); :class:`UnauthorizedError`
-    if the token is unknown.
+def lookup_many(
+    *, connection: Connection, tokens: Sequence[str], now: datetime, idle: timedelta
+) -> list[Found | UnauthorizedError]:
+    """For each token, its player and what its session needs written, or
+    :class:`UnauthorizedError` if the token is unknown; in one read (``connection`` may be a
+    reader's: :func:`pharaon.store.engine.make_reader`).
 
     Most requests write nothing: the session's last request is written at most every 30 s
     (``Found.due == "touch"``); one idle over ``idle`` is to be deleted (``"expire"``) and
     refused. :func:`settle` does either.
     """
-    digest = token_digest(token)
-    row = connection.execute(_LOOKUP, {"digest": digest}).first()
-    if row is None:
-        raise UnauthorizedError("not logged in, or the session has ended")
-    due: Due = None
-    if now - row.last_seen_at > idle:
-        due = "expire"
-    elif now - row.last_seen_at >= _TOUCH_EVERY:
-        due = "touch"
-    current = Current(
-        int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest
-    )
-    return Found(current, due)
+    digests = [token_digest(token) for token in tokens]
+    rows = {
+        row.token_sha256: row
+        for row in connection.execute(_LOOKUP, {"digests": sorted(set(digests))})
+    }
+    found: list[Found | UnauthorizedError] = []
+    for digest in digests:
+        row = rows.get(digest)
+        if row is None:
+            found.append(UnauthorizedError("not logged in, or the session has ended"))
+            continue
+        due: Due = None
+        if now - row.last_seen_at > idle:
+            due = "expire"
+        elif now - row.last_seen_at >= _TOUCH_EVERY:
+            due = "touch"
+        current = Current(
+            int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest
+        )
+        found.append(Found(current, due))
+    return found
 
 
 def settle(*, session: Session, found: Found, now: datetime) -> Current:

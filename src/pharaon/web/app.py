@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 
 from pharaon import __version__
-from pharaon.service.desk import SalesDesk
+from pharaon.service.desk import SalesDesk, SessionDesk
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
@@ -36,6 +37,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         yield
         app.state.desk.close()
+        app.state.session_desk.close()
         if own_engine:
             engine.dispose()
 
@@ -51,8 +53,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.settings = settings
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
-    app.state.reader = make_reader(engine)
     app.state.desk = SalesDesk(app.state.sessionmaker)
+    app.state.session_desk = SessionDesk(
+        make_reader(engine), idle=timedelta(minutes=settings.session_idle_minutes)
+    )
     errors.install(app)
     for module in (players, sessions, me, deposits, plays, prizes, meta):
         app.include_router(module.router, prefix=API_PREFIX)

@@ -4,17 +4,16 @@ from __future__ import annotations
 
 import secrets
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Annotated
 
 from fastapi import Depends, Header, Request
-from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
-from pharaon.service.desk import SalesDesk
+from pharaon.service.desk import SalesDesk, SessionDesk
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
 from pharaon.store.settings import Settings
 
@@ -45,10 +44,10 @@ DeskDep = Annotated[SalesDesk, Depends(_desk)]
 SessionDep = Annotated[Session, Depends(_session)]
 
 
-async def _current(request: Request, settings: SettingsDep) -> sessions.Current:
-    # Async, so the look-up runs on the event loop: it is one indexed read (on SQLite it never
-    # waits for the writer), cheaper than a hop to a worker thread and a pooled connection for
-    # each waiting request. The rare write it asks for goes to a worker thread.
+async def _current(request: Request) -> sessions.Current:
+    # The session desk looks up the tokens of the requests waiting together in one read, off the
+    # event loop (on SQLite it never waits for the writer). The rare write it asks for goes to a
+    # worker thread.
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")
@@ -60,18 +59,11 @@ async def _current(request: Request, settings: SettingsDep) -> sessions.Current:
         if not token:
             raise UnauthorizedError("not logged in")
         by_cookie = True
-    reader: Engine = request.app.state.reader
-    now = utcnow()
-    with reader.connect() as connection:
-        found = sessions.lookup(
-            connection=connection,
-            token=token.strip(),
-            now=now,
-            idle=timedelta(minutes=settings.session_idle_minutes),
-        )
+    doorman: SessionDesk = request.app.state.session_desk
+    found = await doorman.ask(token.strip())
     current = found.current
     if found.due is not None:
-        current = await run_in_threadpool(_settle, request, found, now)
+        current = await run_in_threadpool(_settle, request, found, utcnow())
     if by_cookie and request.method in _UNSAFE:
         sent = request.headers.get(CSRF_HEADER, "")
         if not sent or not secrets.compare_digest(sent, current.csrf_token):
