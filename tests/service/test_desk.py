@@ -27,7 +27,7 @@ WAIT = 60.0  # seconds: generous, the machine is shared
 
 
 class Gate:
-    """Wraps ``sales.buy_many``: records each batch's size, holds the first batch until
+    """Wraps ``sales.sell_many``: records each batch's size, holds the first batch until
     opened, and fails the batches that ``fail`` says to."""
 
     def __init__(self, fail: Callable[[int], bool] = lambda _: False) -> None:
@@ -35,11 +35,11 @@ class Gate:
         self.entered = threading.Event()
         self.opened = threading.Event()
         self.fail = fail
-        self._real = sales.buy_many
+        self._real = sales.sell_many
 
     def __call__(
         self, *, session: Session, orders: Sequence[sales.Order], now: datetime
-    ) -> list[sales.Outcome]:
+    ) -> list[sales.Sale]:
         self.sizes.append(len(orders))
         if len(self.sizes) == 1:
             self.entered.set()
@@ -70,12 +70,20 @@ def sales_desk(factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
 
 def _hold_first(
     monkeypatch: pytest.MonkeyPatch, gate: Gate, counter: desk.SalesDesk, buyer: int
-) -> Future[PlayView]:
+) -> Future[sales.Sold | PlayView]:
     """Put ``gate`` in place and submit ``buyer``'s order, which the gate holds."""
-    monkeypatch.setattr(sales, "buy_many", gate)
+    monkeypatch.setattr(sales, "sell_many", gate)
     first = counter.submit(sales.Order(buyer, 100, "auto", "k"))
     assert gate.entered.wait(WAIT)
     return first
+
+
+def _view(outcome: sales.Sold | PlayView) -> PlayView:
+    return outcome.view() if isinstance(outcome, sales.Sold) else outcome
+
+
+def _serial(future: Future[sales.Sold | PlayView], timeout: float) -> int:
+    return _view(future.result(timeout)).serial
 
 
 def _plays(factory: sessionmaker[Session]) -> int:
@@ -99,9 +107,9 @@ def test_orders_waiting_together_are_sold_in_one_batch(
     first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
     rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:]]
     gate.opened.set()
-    play = first.result(WAIT)
+    play = _view(first.result(WAIT))
     assert play.serial == 1
-    sold = [f.result(WAIT) for f in rest[:3]]
+    sold = [_view(f.result(WAIT)) for f in rest[:3]]
     assert [p.serial for p in sold] == [2, 3, 4]
     with pytest.raises(InsufficientFundsError):
         rest[3].result(WAIT)
@@ -120,8 +128,8 @@ def test_a_failed_batch_is_sold_order_by_order(
     first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
     rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:4]]
     gate.opened.set()
-    assert first.result(WAIT).serial == 1
-    assert sorted(f.result(WAIT).serial for f in rest) == [2, 3, 4]
+    assert _serial(first, WAIT) == 1
+    assert sorted(_serial(f, WAIT) for f in rest) == [2, 3, 4]
     assert gate.sizes == [1, 3, 1, 1, 1]
     _audit_ok(factory)
 
@@ -130,7 +138,7 @@ def test_an_order_that_fails_alone_gets_the_error(
     monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[int]
 ) -> None:
     gate = Gate(fail=lambda _: True)
-    monkeypatch.setattr(sales, "buy_many", gate)
+    monkeypatch.setattr(sales, "sell_many", gate)
     gate.opened.set()
     with pytest.raises(RuntimeError, match="went away"):
         sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k")).result(WAIT)
@@ -148,8 +156,8 @@ def test_a_buyer_gone_before_the_sale_buys_nothing(
     assert gone.cancel()
     stays = sales_desk.submit(sales.Order(buyers[2], 100, "auto", "k"))
     gate.opened.set()
-    assert first.result(WAIT).serial == 1
-    assert stays.result(WAIT).serial == 2
+    assert _serial(first, WAIT) == 1
+    assert _serial(stays, WAIT) == 2
     assert gate.sizes == [1, 1]
     assert _plays(factory) == 2
     with factory() as session:
@@ -180,8 +188,8 @@ def test_close_sells_what_is_queued_then_refuses(
     gate.opened.set()
     closing.join(WAIT)
     assert not closing.is_alive()
-    assert first.result(0).serial == 1
-    assert queued.result(0).serial == 2
+    assert _serial(first, 0) == 1
+    assert _serial(queued, 0) == 2
     with pytest.raises(RuntimeError, match="closed"):
         sales_desk.submit(sales.Order(buyers[2], 100, "auto", "k"))
 

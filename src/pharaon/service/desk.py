@@ -4,7 +4,7 @@ A desk is a thread that takes every request waiting in its queue and serves them
 then answers each one; while a batch is served the next requests queue up, so under load a batch
 grows to what arrived meanwhile, and a lone request is served at once.
 
-- The sales desk sells its orders with :func:`pharaon.service.sales.buy_many` in one
+- The sales desk sells its orders with :func:`pharaon.service.sales.sell_many` in one
   transaction (group commit): one commit, so one disk flush, and one lock of the hot rows for
   the batch. A buyer is answered only after the commit that made its purchase durable.
 - The session desk looks its tokens up with :func:`pharaon.service.sessions.lookup_many`, in one
@@ -139,7 +139,7 @@ class Desk(Generic[Request, Answer]):
                 waiting.answer.set_result(outcome)
 
 
-class SalesDesk(Desk[sales.Order, PlayView]):
+class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
     """Sells orders in batches, one transaction each."""
 
     def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
@@ -147,12 +147,16 @@ class SalesDesk(Desk[sales.Order, PlayView]):
         self._sessions = sessions
 
     async def buy(self, order: sales.Order) -> PlayView:
-        """Sell ``order``; its play, or the ServiceError that refused it."""
-        return await self.ask(order)
+        """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
+        that refused it."""
+        outcome = await self.ask(order)
+        return outcome.view() if isinstance(outcome, sales.Sold) else outcome
 
-    def _serve_batch(self, requests: list[sales.Order]) -> Sequence[PlayView | Exception]:
+    def _serve_batch(
+        self, requests: list[sales.Order]
+    ) -> Sequence[sales.Sold | PlayView | Exception]:
         with self._sessions() as session:
-            return sales.buy_many(session=session, orders=requests, now=utcnow())
+            return sales.sell_many(session=session, orders=requests, now=utcnow())
 
 
 class SessionDesk(Desk[str, sessions.Found]):

@@ -99,7 +99,21 @@ class Order:
     idempotency_key: str | None
 
 
+@dataclass(frozen=True, slots=True)
+class Sold:
+    """A play just sold, committed; :meth:`view` builds what the player sees of it (the
+    sales desk leaves that to the buyer's thread, so its own goes on to the next batch)."""
+
+    play_id: int
+    cells: bytes
+    fields: dict[str, Any]
+
+    def view(self) -> PlayView:
+        return build_view(play_id=self.play_id, cells=self.cells, **self.fields)
+
+
 Outcome = PlayView | ServiceError
+Sale = Sold | PlayView | ServiceError  # as Outcome, the new play not yet viewed
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,7 +149,15 @@ def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> lis
     order in ``orders`` is sold after the first commits (so a retry with the same key replays
     the first one's play, as any retry does).
     """
-    outcomes: list[Outcome | None] = [None] * len(orders)
+    return [
+        o.view() if isinstance(o, Sold) else o
+        for o in sell_many(session=session, orders=orders, now=now)
+    ]
+
+
+def sell_many(*, session: Session, orders: Sequence[Order], now: datetime) -> list[Sale]:
+    """:func:`buy_many`, a new play given as :class:`Sold` (its view not built yet)."""
+    outcomes: list[Sale | None] = [None] * len(orders)
     first: list[tuple[int, Order, str]] = []
     later: list[int] = []
     buyers: set[int] = set()
@@ -164,16 +186,14 @@ def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> lis
         for index, error in refused.items():
             outcomes[index] = error
     for sale, play_id in sold:
-        outcomes[sale.index] = build_view(
-            play_id=play_id, cells=sale.cells, **_play_fields(sale, now)
-        )
+        outcomes[sale.index] = Sold(play_id, sale.cells, _play_fields(sale, now))
     for index, player_id, play_id in replays:
         try:
             outcomes[index] = view_play(session=session, player_id=player_id, play_id=play_id)
         except ServiceError as exc:
             outcomes[index] = exc
     if later:
-        again = buy_many(session=session, orders=[orders[i] for i in later], now=now)
+        again = sell_many(session=session, orders=[orders[i] for i in later], now=now)
         for index, outcome in zip(later, again, strict=True):
             outcomes[index] = outcome
     return [o for o in outcomes if o is not None]

@@ -58,7 +58,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         make_reader(engine), idle=timedelta(minutes=settings.session_idle_minutes)
     )
     errors.install(app)
-    for module in (players, sessions, me, deposits, plays, prizes, meta):
+    # Routes are matched in order: the purchases, the busiest, first.
+    for module in (plays, sessions, me, deposits, players, prizes, meta):
         app.include_router(module.router, prefix=API_PREFIX)
 
     @app.get("/", include_in_schema=False)

@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
-from pharaon.service.desk import SalesDesk, SessionDesk
+from pharaon.service.desk import SessionDesk
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
 from pharaon.store.settings import Settings
 
@@ -34,13 +34,7 @@ def _session(request: Request) -> Iterator[Session]:
         yield session
 
 
-async def _desk(request: Request) -> SalesDesk:
-    desk: SalesDesk = request.app.state.desk
-    return desk
-
-
 SettingsDep = Annotated[Settings, Depends(_settings)]
-DeskDep = Annotated[SalesDesk, Depends(_desk)]
 SessionDep = Annotated[Session, Depends(_session)]
 
 

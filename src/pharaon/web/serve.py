@@ -57,7 +57,9 @@ def run_worker(host: str, port: int, *, shared: bool = False) -> None:
     # which otherwise shows as pauses in the slowest answers.
     gc.collect()
     gc.freeze()
-    config = uvicorn.Config(app, log_level="warning", access_log=False)
+    # Nothing reads the client's address or scheme (cookies' Secure flag is a setting), so
+    # the X-Forwarded-* rewriting is left out of every request's path.
+    config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False)
     uvicorn.Server(config).run(sockets=[sock])
 
 
