@@ -164,6 +164,34 @@ def test_a_buyer_gone_before_the_sale_buys_nothing(
         assert wallet.balance(session=session, player_id=buyers[1]) == 1_000
 
 
+def test_a_buyer_awaiting_who_gives_up_before_the_sale_buys_nothing(
+    monkeypatch: pytest.MonkeyPatch,
+    sales_desk: desk.SalesDesk,
+    buyers: list[int],
+    factory: sessionmaker[Session],
+) -> None:
+    gate = Gate()
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+
+    async def main() -> tuple[bool, PlayView]:
+        gone = asyncio.ensure_future(sales_desk.buy(sales.Order(buyers[1], 100, "auto", "k")))
+        stays = asyncio.ensure_future(sales_desk.buy(sales.Order(buyers[2], 100, "auto", "k")))
+        await asyncio.sleep(0.05)  # both queued behind the held batch
+        gone.cancel()
+        gate.opened.set()
+        play = await stays
+        return gone.cancelled(), play
+
+    cancelled, play = asyncio.run(main())
+    assert cancelled
+    assert _serial(first, WAIT) == 1
+    assert play.serial == 2
+    assert gate.sizes == [1, 1]
+    assert _plays(factory) == 2
+    with factory() as session:
+        assert wallet.balance(session=session, player_id=buyers[1]) == 1_000
+
+
 def test_buy_awaits_the_outcome(sales_desk: desk.SalesDesk, buyers: list[int]) -> None:
     async def main() -> Any:
         return await asyncio.gather(

@@ -21,9 +21,9 @@ import queue
 import threading
 from collections.abc import Sequence
 from concurrent.futures import Future
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -42,8 +42,30 @@ Answer = TypeVar("Answer")
 
 @dataclass(frozen=True, slots=True)
 class _Waiting(Generic[Request, Answer]):
+    """A request and where its answer goes: a thread's future, or an event loop's (``loop``)."""
+
     request: Request
-    answer: Future[Answer] = field(default_factory=Future)
+    answer: Future[Answer] | asyncio.Future[Answer]
+    loop: asyncio.AbstractEventLoop | None = None
+
+    def take(self) -> bool:
+        """Whether to serve it: not if its asker gave up (cancelled) before the batch."""
+        if isinstance(self.answer, Future):
+            # Once running, a thread's future can no longer be cancelled.
+            return self.answer.set_running_or_notify_cancel()
+        return not self.answer.done()
+
+
+def _settle(
+    answers: list[tuple[Future[Answer] | asyncio.Future[Answer], Answer | BaseException]],
+) -> None:
+    for answer, outcome in answers:
+        if answer.done():  # an event loop's future cancelled meanwhile
+            continue
+        if isinstance(outcome, BaseException):
+            answer.set_exception(outcome)
+        else:
+            answer.set_result(outcome)
 
 
 class Desk(Generic[Request, Answer]):
@@ -67,7 +89,19 @@ class Desk(Generic[Request, Answer]):
 
     def submit(self, request: Request) -> Future[Answer]:
         """Queue ``request``; the future holds its answer or the exception that refused it."""
-        waiting: _Waiting[Request, Answer] = _Waiting(request)
+        answer: Future[Answer] = Future()
+        self._put(_Waiting(request, answer))
+        return answer
+
+    async def ask(self, request: Request) -> Answer:
+        """Serve ``request``, waiting without blocking the event loop. The answers of a batch
+        reach their loop together, in one wake-up."""
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Answer] = loop.create_future()
+        self._put(_Waiting(request, answer, loop))
+        return await answer
+
+    def _put(self, waiting: _Waiting[Request, Answer]) -> None:
         with self._lock:
             if self._closed:
                 raise RuntimeError(f"the {self._name} is closed")
@@ -77,11 +111,6 @@ class Desk(Generic[Request, Answer]):
                 )
                 self._thread.start()
             self._queue.put(waiting)
-        return waiting.answer
-
-    async def ask(self, request: Request) -> Answer:
-        """Serve ``request``, waiting without blocking the event loop."""
-        return await asyncio.wrap_future(self.submit(request))
 
     def close(self) -> None:
         """Serve what is queued, then stop the thread."""
@@ -108,9 +137,7 @@ class Desk(Generic[Request, Answer]):
                     self._queue.put(None)  # stop after this batch
                     break
                 batch.append(more)
-            # A request given up before it is served (a cancelled future) is not served; once
-            # running, a future can no longer be cancelled.
-            batch = [w for w in batch if w.answer.set_running_or_notify_cancel()]
+            batch = [w for w in batch if w.take()]
             if batch:
                 self._answer(batch)
 
@@ -130,13 +157,26 @@ class Desk(Generic[Request, Answer]):
                 for waiting in batch:
                     self._answer([waiting])
             else:
-                batch[0].answer.set_exception(exc)
+                self._deliver(batch, [exc])
             return
+        self._deliver(batch, outcomes)
+
+    def _deliver(
+        self, batch: list[_Waiting[Request, Answer]], outcomes: Sequence[Answer | BaseException]
+    ) -> None:
+        here = []
+        by_loop: dict[asyncio.AbstractEventLoop, list[Any]] = {}
         for waiting, outcome in zip(batch, outcomes, strict=True):
-            if isinstance(outcome, Exception):
-                waiting.answer.set_exception(outcome)
+            if waiting.loop is None:
+                here.append((waiting.answer, outcome))
             else:
-                waiting.answer.set_result(outcome)
+                by_loop.setdefault(waiting.loop, []).append((waiting.answer, outcome))
+        _settle(here)
+        for loop, answers in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle, answers)
+            except RuntimeError:  # the loop is closed: nobody is waiting any more
+                _log.warning("%d answers of the %s had no loop to go to", len(answers), self._name)
 
 
 class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
