@@ -4,9 +4,11 @@ record the play and credit the unit's lot, atomically.
 Purchases that arrive together are sold in one database transaction (:func:`buy_many`, fed by
 :mod:`pharaon.service.desk`): one commit, so one disk flush, for all of them (group commit),
 and the rows every purchase touches (the block, the operator accounts, the audit head) are
-locked once per batch instead of once per purchase. Each step is one statement for the whole
-batch (claim the keys, debit the stakes, take the units, credit the lots, record), so a batch
-costs about fifteen round trips to the database whatever its size. An order that is refused
+locked once per batch instead of once per purchase. On SQLite each step is one statement for
+the whole batch (claim the keys, debit the stakes, take the units, credit the lots, record:
+:func:`_sell_here`); on PostgreSQL the same steps run inside the database, in one call of the
+function ``pharaon_sell`` (migration 0002: :func:`_sell_in_postgres`), so the hot rows are
+held for the time of that call rather than over a dozen round trips. An order that is refused
 (short balance, sold out, self-excluded, a conflicting key) has its key given back and its
 stake refunded in the same transaction, and the others go on.
 
