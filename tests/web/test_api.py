@@ -224,6 +224,29 @@ def test_rules_health_and_page(client: TestClient) -> None:
     assert (r.status_code, r.json()["error"]) == (404, "not_found")
 
 
+def test_the_api_page_documents_every_route_of_the_issue(client: TestClient) -> None:
+    paths = client.get("/api/v1/openapi.json").json()["paths"]
+    for path, method in [
+        ("/api/v1/players", "post"),
+        ("/api/v1/sessions", "post"),
+        ("/api/v1/sessions/current", "delete"),
+        ("/api/v1/me", "get"),
+        ("/api/v1/deposits", "post"),
+        ("/api/v1/plays", "post"),
+        ("/api/v1/plays/{play_id}/reveal", "post"),
+        ("/api/v1/plays/{play_id}", "get"),
+        ("/api/v1/plays", "get"),
+        ("/api/v1/prizes/remaining", "get"),
+    ]:
+        assert method in paths[path], (method, path)
+    # The purchase reads its header itself; its page says so as the deposit's does.
+    for path in ("/api/v1/plays", "/api/v1/deposits"):
+        headers = [p["name"] for p in paths[path]["post"]["parameters"] if p["in"] == "header"]
+        assert headers == ["Idempotency-Key"], path
+    body = paths["/api/v1/plays"]["post"]["requestBody"]["content"]["application/json"]
+    assert body["schema"] == {"$ref": "#/components/schemas/PlayIn"}
+
+
 def test_cookie_sessions_need_csrf(client: TestClient, load: BlockLoader) -> None:
     body = {"email": "cookie@example.org", "password": "long enough", "birth_date": "1970-01-01"}
     assert client.post("/api/v1/players", json=body).status_code == 201

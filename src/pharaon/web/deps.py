@@ -5,7 +5,7 @@ from __future__ import annotations
 import secrets
 from collections.abc import Iterator
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from sqlalchemy.orm import Session, sessionmaker
@@ -38,7 +38,9 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 SessionDep = Annotated[Session, Depends(_session)]
 
 
-async def _current(request: Request) -> sessions.Current:
+async def current_player(request: Request) -> sessions.Current:
+    """The player of the request's session (bearer token, or cookie with the CSRF header on
+    state-changing requests); :class:`UnauthorizedError` or :class:`ForbiddenError`."""
     # The session desk looks up the tokens of the requests waiting together in one read, off the
     # event loop (on SQLite it never waits for the writer). The rare write it asks for goes to a
     # worker thread.
@@ -71,5 +73,18 @@ def _settle(request: Request, found: sessions.Found, now: datetime) -> sessions.
         return sessions.settle(session=session, found=found, now=now)
 
 
-CurrentPlayer = Annotated[sessions.Current, Depends(_current)]
+CurrentPlayer = Annotated[sessions.Current, Depends(current_player)]
 IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key")]
+IDEMPOTENCY_HEADER = "idempotency-key"
+# The OpenAPI entry of the Idempotency-Key header, for a route that reads it itself: the same
+# as FastAPI writes for an ``IdempotencyKey`` parameter.
+IDEMPOTENCY_KEY_DOC: dict[str, Any] = {
+    "parameters": [
+        {
+            "name": "Idempotency-Key",
+            "in": "header",
+            "required": False,
+            "schema": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "Idempotency-Key"},
+        }
+    ]
+}
