@@ -68,6 +68,13 @@ DECLARE
     v_buyers integer[];
     v_needed integer[];
     v_released integer[] := '{}';
+    v_sold integer[];
+    v_ids integer[];
+    a_seq integer[] := '{}';
+    a_actor text[] := '{}';
+    a_payload text[] := '{}';
+    a_prev text[] := '{}';
+    a_hash text[] := '{}';
     v_price integer;
     v_count integer;
     v_tried boolean;
@@ -195,46 +202,70 @@ BEGIN
     END LOOP;
     DELETE FROM idempotency_keys AS k WHERE k.id = ANY (v_released);
 
-    -- 4. Each sale: its unit, its lot credited, its ledger transaction, its play, its key.
-    FOR i IN 1..n LOOP
-        CONTINUE WHEN o_outcome[i] IS NOT NULL;
-        o_outcome[i] := 'sold';
-        SELECT u.lot_cents, u.cells INTO r
-        FROM units AS u WHERE u.block_id = o_block[i] AND u.serial = o_serial[i];
-        o_lot[i] := r.lot_cents;
-        o_cells[i] := r.cells;
-        IF o_lot[i] <> 0 THEN
-            UPDATE accounts AS a SET balance_cents = a.balance_cents + o_lot[i]
-            WHERE a.id = o_account[i];
-        END IF;
-        INSERT INTO ledger_transactions AS t (kind, created_at) VALUES ('purchase', p_now)
-        RETURNING t.id INTO v_next;
-        o_txn[i] := v_next;
+    -- 4. The sales, in the orders' order, one statement per step for all of them: their
+    --    units, their lots credited, their ledger transactions, plays and keys. Ids are drawn
+    --    from the sequences in that order, as the Python path's inserts draw them.
+    SELECT array_agg(i ORDER BY i) INTO v_sold
+    FROM generate_subscripts(p_players, 1) AS i
+    WHERE o_outcome[i] IS NULL;
+    IF v_sold IS NOT NULL THEN
+        FOR r IN
+            SELECT s.i, u.lot_cents, u.cells
+            FROM unnest(v_sold) AS s(i)
+            CROSS JOIN LATERAL (
+                SELECT un.lot_cents, un.cells FROM units AS un
+                WHERE un.block_id = o_block[s.i] AND un.serial = o_serial[s.i]
+            ) AS u
+        LOOP
+            o_outcome[r.i] := 'sold';
+            o_lot[r.i] := r.lot_cents;
+            o_cells[r.i] := r.cells;
+        END LOOP;
+        UPDATE accounts AS a SET balance_cents = a.balance_cents + o_lot[s.i]
+        FROM unnest(v_sold) AS s(i)
+        WHERE a.id = o_account[s.i] AND o_lot[s.i] <> 0;
+        SELECT array_agg(q.id ORDER BY q.id) INTO v_ids
+        FROM (SELECT nextval(pg_get_serial_sequence('ledger_transactions', 'id')) AS id
+              FROM unnest(v_sold)) AS q;
+        FOR i IN 1..cardinality(v_sold) LOOP
+            o_txn[v_sold[i]] := v_ids[i];
+        END LOOP;
+        INSERT INTO ledger_transactions (id, kind, created_at)
+        SELECT t.id, 'purchase', p_now FROM unnest(v_ids) AS t(id) ORDER BY t.id;
         INSERT INTO ledger_entries (transaction_id, account_id, amount_cents)
-        SELECT v_next, e.account, e.amount
-        FROM (VALUES (1, o_account[i], -p_stakes[i]::bigint),
-                     (2, p_sales_account, p_stakes[i]::bigint),
-                     (3, p_prizes_account, -o_lot[i]),
-                     (4, o_account[i], o_lot[i])) AS e(place, account, amount)
+        SELECT o_txn[s.i], e.account, e.amount
+        FROM unnest(v_sold) AS s(i)
+        CROSS JOIN LATERAL (VALUES (1, o_account[s.i], -p_stakes[s.i]::bigint),
+                                   (2, p_sales_account, p_stakes[s.i]::bigint),
+                                   (3, p_prizes_account, -o_lot[s.i]),
+                                   (4, o_account[s.i], o_lot[s.i])) AS e(place, account, amount)
         WHERE e.amount <> 0
-        ORDER BY e.place;
-        INSERT INTO plays AS pl (
-            player_id, block_id, serial, stake_cents, mode, prize_cents, revealed,
+        ORDER BY s.i, e.place;
+        SELECT array_agg(q.id ORDER BY q.id) INTO v_ids
+        FROM (SELECT nextval(pg_get_serial_sequence('plays', 'id')) AS id
+              FROM unnest(v_sold)) AS q;
+        FOR i IN 1..cardinality(v_sold) LOOP
+            o_play[v_sold[i]] := v_ids[i];
+        END LOOP;
+        INSERT INTO plays (
+            id, player_id, block_id, serial, stake_cents, mode, prize_cents, revealed,
             balance_before_cents, balance_after_cents, created_at, transaction_id
-        ) VALUES (
-            p_players[i], o_block[i], o_serial[i], p_stakes[i], p_modes[i], o_lot[i],
-            p_revealed[i], o_after_stake[i] + p_stakes[i], o_after_stake[i] + o_lot[i], p_now,
-            v_next
         )
-        RETURNING pl.id INTO v_next;
-        o_play[i] := v_next;
-        UPDATE idempotency_keys AS k SET result_id = v_next WHERE k.id = o_key[i];
-        v_sold_stakes := v_sold_stakes + p_stakes[i];
-        v_sold_lots := v_sold_lots + o_lot[i];
-    END LOOP;
+        SELECT o_play[s.i], p_players[s.i], o_block[s.i], o_serial[s.i], p_stakes[s.i],
+               p_modes[s.i], o_lot[s.i], p_revealed[s.i], o_after_stake[s.i] + p_stakes[s.i],
+               o_after_stake[s.i] + o_lot[s.i], p_now, o_txn[s.i]
+        FROM unnest(v_sold) AS s(i)
+        ORDER BY s.i;
+        UPDATE idempotency_keys AS k SET result_id = o_play[s.i]
+        FROM unnest(v_sold) AS s(i)
+        WHERE k.id = o_key[s.i];
 
-    -- 5. The operator's accounts in id order, then the audit head, last.
-    IF v_sold_stakes > 0 THEN
+        -- 5. The operator's accounts in id order, then the audit head, last. The records are
+        --    chained here and written in one insert.
+        FOREACH i IN ARRAY v_sold LOOP
+            v_sold_stakes := v_sold_stakes + p_stakes[i];
+            v_sold_lots := v_sold_lots + o_lot[i];
+        END LOOP;
         FOR r IN
             SELECT * FROM (VALUES (p_sales_account, v_sold_stakes),
                                   (p_prizes_account, -v_sold_lots)) AS m(account, amount)
@@ -249,8 +280,7 @@ BEGIN
             || CASE WHEN date_trunc('second', p_now) = p_now THEN ''
                     ELSE to_char(p_now AT TIME ZONE 'UTC', '.US') END
             || '+00:00';
-        FOR i IN 1..n LOOP
-            CONTINUE WHEN o_outcome[i] <> 'sold';
+        FOREACH i IN ARRAY v_sold LOOP
             v_seq := v_seq + 1;
             -- Canonical JSON: keys sorted, no spaces, as pharaon.service.audit.canonical_json.
             v_payload := format(
@@ -258,14 +288,18 @@ BEGIN
                 '"stake_cents":%s,"transaction_id":%s}',
                 o_block[i], o_lot[i], o_play[i], p_players[i], o_serial[i], p_stakes[i], o_txn[i]
             );
-            INSERT INTO audit_log (seq, created_at, kind, actor, payload, prev_sha256, sha256)
-            VALUES (
-                v_seq, p_now, 'purchase', 'player:' || p_players[i], v_payload, v_prev,
-                encode(sha256(convert_to(concat_ws(E'\n', v_prev, v_seq::text, v_created,
-                    'purchase', 'player:' || p_players[i], v_payload), 'UTF8')), 'hex')
-            )
-            RETURNING audit_log.sha256 INTO v_prev;
+            a_seq := a_seq || v_seq;
+            a_actor := a_actor || ('player:' || p_players[i]);
+            a_payload := a_payload || v_payload;
+            a_prev := a_prev || v_prev;
+            v_prev := encode(sha256(convert_to(concat_ws(E'\n', v_prev, v_seq::text, v_created,
+                'purchase', 'player:' || p_players[i], v_payload), 'UTF8')), 'hex');
+            a_hash := a_hash || v_prev;
         END LOOP;
+        INSERT INTO audit_log (seq, created_at, kind, actor, payload, prev_sha256, sha256)
+        SELECT x.seq, p_now, 'purchase', x.actor, x.payload, x.prev, x.hash
+        FROM unnest(a_seq, a_actor, a_payload, a_prev, a_hash) AS x(seq, actor, payload, prev, hash)
+        ORDER BY x.seq;
         UPDATE audit_head AS h SET seq = v_seq, sha256 = v_prev WHERE h.id = 1;
     END IF;
 
