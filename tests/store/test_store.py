@@ -20,7 +20,7 @@ from pharaon.store.engine import (
     make_sessionmaker,
     normalise_url,
 )
-from pharaon.store.migrate import is_current, upgrade
+from pharaon.store.migrate import downgrade, is_current, upgrade
 from pharaon.store.tables import OPERATOR_ACCOUNTS, Account, Base, LedgerTransaction
 
 
@@ -32,6 +32,30 @@ def test_upgrade_creates_every_table_once(engine: Engine) -> None:
     with engine.connect() as conn:
         accounts = conn.execute(select(Account.id, Account.kind).order_by(Account.id)).all()
     assert [tuple(a) for a in accounts] == list(OPERATOR_ACCOUNTS.items())
+
+
+def _has_sell_function(engine: Engine) -> bool:
+    if engine.dialect.name != "postgresql":
+        return False
+    with engine.connect() as conn:
+        found = conn.execute(
+            text(
+                "SELECT count(*) FROM pg_proc WHERE proname = 'pharaon_sell' "
+                "AND pronamespace = current_schema()::regnamespace"
+            )
+        )
+        return bool(found.scalar_one())
+
+
+def test_the_sell_function_migrates_down_and_up(engine: Engine) -> None:
+    on_postgres = engine.dialect.name == "postgresql"
+    assert _has_sell_function(engine) == on_postgres
+    downgrade(engine, "0001")
+    assert not is_current(engine)
+    assert not _has_sell_function(engine)
+    upgrade(engine)
+    assert is_current(engine)
+    assert _has_sell_function(engine) == on_postgres
 
 
 def test_a_fresh_database_is_not_current(database_url: str) -> None:

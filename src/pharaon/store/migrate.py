@@ -21,6 +21,11 @@ def upgrade(engine: Engine) -> None:
     command.upgrade(_config(engine), "head")
 
 
+def downgrade(engine: Engine, revision: str) -> None:
+    """Take the database's schema back to ``revision`` (for tests of the migrations)."""
+    command.downgrade(_config(engine), revision)
+
+
 def is_current(engine: Engine) -> bool:
     """Whether the database is at the newest revision."""
     head = ScriptDirectory.from_config(_config(engine)).get_current_head()
