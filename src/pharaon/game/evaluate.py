@@ -7,6 +7,7 @@ the server and the page use it to mark winning cells.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import itemgetter
 from typing import Any, Final, Literal
 
 from pharaon.game.board import BONUS_CELLS, LINES, TETROMINOES, bonus_neighbours, cell_position
@@ -62,6 +63,8 @@ class Evaluation:
 
 
 _SHAPES: Final = {p.positions: p.shape for p in TETROMINOES}
+# Each line with a getter of its four cells' symbols (looked up once, not per evaluation).
+_LINE_GETTERS: Final = tuple((line, itemgetter(*line.cells)) for line in LINES)
 
 
 def _shown(index: int) -> Cell:
@@ -97,9 +100,9 @@ def evaluate(unit: Unit, stake_cents: int = 100) -> Evaluation:
     game = rules()
     k = game.multiplier(stake_cents)
     combinations: list[Combination] = []
-    for line in LINES:
-        first = unit.cells[line.cells[0]]
-        if all(unit.cells[i] == first for i in line.cells):
+    for line, getter in _LINE_GETTERS:
+        first, second, third, fourth = getter(unit.cells)
+        if first == second == third == fourth:
             symbol = game.symbols[first]
             combinations.append(
                 Combination(

@@ -7,6 +7,7 @@ four grids joined by ``-``: 67 characters.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -32,7 +33,7 @@ class Unit:
         if len(self.cells) != UNIT_CELLS:
             raise ValueError(f"a unit has {UNIT_CELLS} cells, got {len(self.cells)}")
         count = len(rules().symbols)
-        if not all(0 <= value < count for value in self.cells):
+        if min(self.cells) < 0 or max(self.cells) >= count:
             i, value = next((i, v) for i, v in enumerate(self.cells) if not 0 <= v < count)
             raise ValueError(f"cell {i}: symbol index must be 0..{count - 1}, got {value}")
 
@@ -55,9 +56,15 @@ class Unit:
 
     def grid_codes(self, grid: int) -> str:
         """The 16 codes of 0-based ``grid``, row by row."""
-        codes = rules().symbol_codes
+        codes = _codes()
         start = grid * GRID_CELLS
-        return "".join(codes[v] for v in self.cells[start : start + GRID_CELLS])
+        return "".join([codes[v] for v in self.cells[start : start + GRID_CELLS]])
+
+
+@cache
+def _codes() -> str:
+    """The symbols' one-letter codes, by index (from the rules, which are loaded once)."""
+    return rules().symbol_codes
 
 
 def parse_ticket(ticket: str) -> Unit:
