@@ -221,6 +221,27 @@ def _serve_and_load(
     return result, rss, cpu
 
 
+class Steal:
+    """The share of the machine's CPU time that the hypervisor gave to other guests while the
+    ``with`` block ran (``steal`` in /proc/stat): a shared machine's noise, printed beside the
+    figures it disturbs."""
+
+    def __enter__(self) -> Steal:
+        self._before = self._read()
+        self.share = 0.0
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        after = self._read()
+        total = sum(after) - sum(self._before)
+        self.share = (after[7] - self._before[7]) / total if total else 0.0
+
+    @staticmethod
+    def _read() -> list[int]:
+        # cpu user nice system idle iowait irq softirq steal ...
+        return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+
+
 def _report(label: str, result: LoadResult, cpu: dict[str, float]) -> None:
     print(
         f"  {label:34} {result.rate:8.1f} /s   p50 {result.p50_ms:6.1f} ms   "
@@ -251,23 +272,29 @@ def _postgres(name: str, tmp: Path, workers: int, seconds: float) -> None:
         f"{workers} workers, {seconds:.0f} s"
     )
     _prepare(pg_url)
-    result, rss, cpu = _serve_and_load(pg_url, tmp / "pg.log", workers, seconds)
+    with Steal() as steal:
+        result, rss, cpu = _serve_and_load(pg_url, tmp / "pg.log", workers, seconds)
     _report("HTTP purchases, PostgreSQL:", result, cpu)
     print(f"  server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}")
-    tps, pg_us = _pgbench(seconds)
+    print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
+    with Steal() as steal:
+        tps, pg_us = _pgbench(seconds)
     print(
         f"  pgbench tpcb-like -c {CLIENTS}:     {tps:8.1f} tps   "
         f"(PostgreSQL CPU {pg_us:.0f} µs each)"
     )
+    print(f"  CPU stolen by the hypervisor during pgbench: {steal.share:.0%}")
     print(f"  ratio purchases / tpcb-like:  {result.rate / tps:8.3f}   (goal >= 1.0)")
 
 
 def _sqlite(tmp: Path, workers: int, seconds: float) -> None:
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
     _prepare(sqlite_url)
-    result, rss, cpu = _serve_and_load(sqlite_url, tmp / "sqlite.log", workers, seconds)
+    with Steal() as steal:
+        result, rss, cpu = _serve_and_load(sqlite_url, tmp / "sqlite.log", workers, seconds)
     del cpu["postgres"]
     _report(f"HTTP purchases, SQLite ({workers} workers):", result, cpu)
+    print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
     print("  (goals: SQLite >= 1000 /s; p99 <= 50 ms)")
     print(f"  server RSS (MB): {', '.join(f'{r:.0f}' for r in rss)}")
 
