@@ -22,7 +22,7 @@ by price, operator accounts by id, the audit head), so concurrent purchases neve
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -119,6 +119,15 @@ Sale = Sold | PlayView | ServiceError  # as Outcome, the new play not yet viewed
 
 
 @dataclass(frozen=True, slots=True)
+class _Unsold:
+    """The orders of a batch that are not sold now: refused (index: the error), and retries
+    answered by their earlier play (index, player id, play id)."""
+
+    refused: dict[int, ServiceError] = field(default_factory=dict)
+    replays: list[tuple[int, int, int]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class _Wanted:
     """A well-formed order of this batch, its key taken."""
 
@@ -175,21 +184,20 @@ def sell_many(*, session: Session, orders: Sequence[Order], now: datetime) -> li
             buyers.add(order.player_id)
             first.append((index, order, key))
     sold: list[tuple[_Sale, int]] = []  # (sale, play id)
-    refused: dict[int, ServiceError] = {}
-    replays: list[tuple[int, int, int]] = []  # (index, player id, play id)
+    unsold = _Unsold()
     if first:
         sell = _sell_in_postgres if session.get_bind().dialect.name == "postgresql" else _sell_here
         try:
-            sold = sell(session, first, refused, replays, now)
+            sold = sell(session, first, unsold, now)
             session.commit()
         except BaseException:
             session.rollback()
             raise
-        for index, error in refused.items():
+        for index, error in unsold.refused.items():
             outcomes[index] = error
     for sale, play_id in sold:
         outcomes[sale.index] = Sold(play_id, sale.cells, _play_fields(sale, now))
-    for index, player_id, play_id in replays:
+    for index, player_id, play_id in unsold.replays:
         try:
             outcomes[index] = view_play(session=session, player_id=player_id, play_id=play_id)
         except ServiceError as exc:
@@ -214,17 +222,12 @@ def _check(order: Order) -> str:
 
 
 def _sell_here(
-    session: Session,
-    first: list[tuple[int, Order, str]],
-    refused: dict[int, ServiceError],
-    replays: list[tuple[int, int, int]],
-    now: datetime,
+    session: Session, first: list[tuple[int, Order, str]], unsold: _Unsold, now: datetime
 ) -> list[tuple[_Sale, int]]:
     """Sell ``first`` (one order per player) in the session's transaction, step by step: the
-    path SQLite runs; the sales and their play ids. Refusals go to ``refused``, replays of an
-    earlier play to ``replays``."""
-    wanted = _claim(session, first, refused, replays, now)
-    sales = _sell(session, wanted, refused, now)
+    path SQLite runs; the sales and their play ids. The others go to ``unsold``."""
+    wanted = _claim(session, first, unsold, now)
+    sales = _sell(session, wanted, unsold.refused, now)
     return list(zip(sales, _record(session, sales, now), strict=True))
 
 
@@ -237,11 +240,7 @@ _SELL_IN_POSTGRES = text(
 
 
 def _sell_in_postgres(
-    session: Session,
-    first: list[tuple[int, Order, str]],
-    refused: dict[int, ServiceError],
-    replays: list[tuple[int, int, int]],
-    now: datetime,
+    session: Session, first: list[tuple[int, Order, str]], unsold: _Unsold, now: datetime
 ) -> list[tuple[_Sale, int]]:
     """:func:`_sell_here` on PostgreSQL, in one round trip: the function ``pharaon_sell``
     takes the same locks in the same order and writes the same rows."""
@@ -277,15 +276,15 @@ def _sell_in_postgres(
             )
             sold.append((sale, int(row.play_id)))
         elif row.outcome == "replay":
-            replays.append((index, order.player_id, int(row.play_id)))
+            unsold.replays.append((index, order.player_id, int(row.play_id)))
         elif row.outcome == "conflict":
-            refused[index] = IdempotencyConflictError(idempotency.CONFLICT)
+            unsold.refused[index] = IdempotencyConflictError(idempotency.CONFLICT)
         elif row.outcome == "excluded":
-            refused[index] = _excluded(row.excluded_until, now)
+            unsold.refused[index] = _excluded(row.excluded_until, now)
         elif row.outcome == "short":
-            refused[index] = _short(order)
+            unsold.refused[index] = _short(order)
         elif row.outcome == "sold_out":
-            refused[index] = _sold_out(order)
+            unsold.refused[index] = _sold_out(order)
         else:
             raise RuntimeError(f"pharaon_sell answered an unknown outcome {row.outcome!r}")
     return sold
@@ -321,11 +320,7 @@ def _excluded(until: datetime | None, now: datetime) -> ServiceError:
 
 
 def _claim(
-    session: Session,
-    first: list[tuple[int, Order, str]],
-    refused: dict[int, ServiceError],
-    replays: list[tuple[int, int, int]],
-    now: datetime,
+    session: Session, first: list[tuple[int, Order, str]], unsold: _Unsold, now: datetime
 ) -> list[_Wanted]:
     """Take each order's idempotency key; the orders to sell. A key used before is a replay
     of its play, or a conflict."""
@@ -337,9 +332,9 @@ def _claim(
     wanted: list[_Wanted] = []
     for (index, order, _), claim in zip(first, claims, strict=True):
         if isinstance(claim, ServiceError):
-            refused[index] = claim
+            unsold.refused[index] = claim
         elif claim.replay_of is not None:
-            replays.append((index, order.player_id, claim.replay_of))
+            unsold.replays.append((index, order.player_id, claim.replay_of))
         else:
             wanted.append(_Wanted(index, order, claim.key_id))
     return wanted

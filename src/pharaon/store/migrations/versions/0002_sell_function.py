@@ -70,6 +70,7 @@ DECLARE
     v_released integer[] := '{}';
     v_sold integer[];
     v_ids integer[];
+    v_play_ids integer[];
     a_seq integer[] := '{}';
     a_actor text[] := '{}';
     a_payload text[] := '{}';
@@ -224,11 +225,14 @@ BEGIN
         UPDATE accounts AS a SET balance_cents = a.balance_cents + o_lot[s.i]
         FROM unnest(v_sold) AS s(i)
         WHERE a.id = o_account[s.i] AND o_lot[s.i] <> 0;
-        SELECT array_agg(q.id ORDER BY q.id) INTO v_ids
-        FROM (SELECT nextval(pg_get_serial_sequence('ledger_transactions', 'id')) AS id
+        SELECT array_agg(q.txn ORDER BY q.txn), array_agg(q.play ORDER BY q.play)
+        INTO v_ids, v_play_ids
+        FROM (SELECT nextval(pg_get_serial_sequence('ledger_transactions', 'id')) AS txn,
+                     nextval(pg_get_serial_sequence('plays', 'id')) AS play
               FROM unnest(v_sold)) AS q;
         FOR i IN 1..cardinality(v_sold) LOOP
             o_txn[v_sold[i]] := v_ids[i];
+            o_play[v_sold[i]] := v_play_ids[i];
         END LOOP;
         INSERT INTO ledger_transactions (id, kind, created_at)
         SELECT t.id, 'purchase', p_now FROM unnest(v_ids) AS t(id) ORDER BY t.id;
@@ -241,12 +245,6 @@ BEGIN
                                    (4, o_account[s.i], o_lot[s.i])) AS e(place, account, amount)
         WHERE e.amount <> 0
         ORDER BY s.i, e.place;
-        SELECT array_agg(q.id ORDER BY q.id) INTO v_ids
-        FROM (SELECT nextval(pg_get_serial_sequence('plays', 'id')) AS id
-              FROM unnest(v_sold)) AS q;
-        FOR i IN 1..cardinality(v_sold) LOOP
-            o_play[v_sold[i]] := v_ids[i];
-        END LOOP;
         INSERT INTO plays (
             id, player_id, block_id, serial, stake_cents, mode, prize_cents, revealed,
             balance_before_cents, balance_after_cents, created_at, transaction_id
