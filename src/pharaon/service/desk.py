@@ -49,7 +49,9 @@ class _Waiting(Generic[Request, Answer]):
     loop: asyncio.AbstractEventLoop | None = None
 
     def take(self) -> bool:
-        """Whether to serve it: not if its asker gave up (cancelled) before the batch."""
+        """Whether to serve it: not if its asker gave up (cancelled) before the batch. An event
+        loop's future cancelled after this look is served all the same (its answer is then
+        dropped), as a thread's future that is already running."""
         if isinstance(self.answer, Future):
             # Once running, a thread's future can no longer be cancelled.
             return self.answer.set_running_or_notify_cancel()

