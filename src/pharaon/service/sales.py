@@ -279,10 +279,8 @@ def _sell_in_postgres(
             unsold.replays.append((index, order.player_id, int(row.play_id)))
         elif row.outcome == "conflict":
             unsold.refused[index] = IdempotencyConflictError(idempotency.CONFLICT)
-        elif row.outcome == "excluded":
-            unsold.refused[index] = _excluded(row.excluded_until, now)
-        elif row.outcome == "short":
-            unsold.refused[index] = _short(order)
+        elif row.outcome in ("excluded", "short"):
+            unsold.refused[index] = _not_debited(order, row.excluded_until, now)
         elif row.outcome == "sold_out":
             unsold.refused[index] = _sold_out(order)
         else:
@@ -301,7 +299,13 @@ def _revealed(mode: str) -> int:
     return ALL_GRIDS if mode == "auto" else 0
 
 
-def _short(order: Order) -> ServiceError:
+def _not_debited(order: Order, excluded_until: datetime | None, now: datetime) -> ServiceError:
+    """Why the stake of ``order`` was not debited: the player is self-excluded, or else the
+    balance is short."""
+    try:
+        limits.check_not_excluded(excluded_until, now)
+    except ServiceError as exc:
+        return exc
     return InsufficientFundsError(
         f"the balance is less than the stake of {order.stake_cents} cents"
     )
@@ -309,14 +313,6 @@ def _short(order: Order) -> ServiceError:
 
 def _sold_out(order: Order) -> ServiceError:
     return SoldOutError(f"no unit is left on sale at {order.stake_cents} cents")
-
-
-def _excluded(until: datetime | None, now: datetime) -> ServiceError:
-    try:
-        limits.check_not_excluded(until, now)
-    except ServiceError as exc:
-        return exc
-    raise RuntimeError(f"a player excluded until {until} is not excluded at {now}")
 
 
 def _claim(
@@ -414,12 +410,7 @@ def _debit(
             )
         }
         for w in short:
-            try:
-                limits.check_not_excluded(until[w.order.player_id], now)
-            except ServiceError as exc:
-                refused[w.index] = exc
-                continue
-            refused[w.index] = _short(w.order)
+            refused[w.index] = _not_debited(w.order, until[w.order.player_id], now)
     return {w.index: after[w.order.player_id] for w in wanted if w.order.player_id in after}
 
 

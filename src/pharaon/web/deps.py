@@ -74,17 +74,20 @@ def _settle(request: Request, found: sessions.Found, now: datetime) -> sessions.
 
 
 CurrentPlayer = Annotated[sessions.Current, Depends(current_player)]
-IdempotencyKey = Annotated[str | None, Header(alias="Idempotency-Key")]
-IDEMPOTENCY_HEADER = "idempotency-key"
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IdempotencyKey = Annotated[str | None, Header(alias=IDEMPOTENCY_HEADER)]
 # The OpenAPI entry of the Idempotency-Key header, for a route that reads it itself: the same
 # as FastAPI writes for an ``IdempotencyKey`` parameter.
 IDEMPOTENCY_KEY_DOC: dict[str, Any] = {
     "parameters": [
         {
-            "name": "Idempotency-Key",
+            "name": IDEMPOTENCY_HEADER,
             "in": "header",
             "required": False,
-            "schema": {"anyOf": [{"type": "string"}, {"type": "null"}], "title": "Idempotency-Key"},
+            "schema": {
+                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "title": IDEMPOTENCY_HEADER,
+            },
         }
     ]
 }
