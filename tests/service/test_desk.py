@@ -1,5 +1,6 @@
-"""The sales desk: orders that arrive together are sold in one batch, each buyer gets its own
-outcome, a failed batch is sold again order by order, a buyer gone before the sale buys nothing."""
+"""The sales desk: purchases that arrive together are sold in one batch, each buyer gets its own
+outcome, a failed batch is sold again order by order, a buyer gone before the sale buys nothing;
+each purchase's session is looked up in the batch's transaction, and only those it lets in buy."""
 
 from __future__ import annotations
 
@@ -7,23 +8,37 @@ import asyncio
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
-from datetime import datetime
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from pharaon.service import desk, sales, wallet
+from pharaon.service import desk, sales, sessions, wallet
 from pharaon.service.audit import run_audit
-from pharaon.service.errors import InsufficientFundsError
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import ForbiddenError, InsufficientFundsError, UnauthorizedError
 from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import PlayRow
+from pharaon.store.tables import PlayRow, SessionRow
 from tests.conftest import BlockLoader
 from tests.service.helpers import funded_player
 
 WAIT = 60.0  # seconds: generous, the machine is shared
+IDLE = timedelta(minutes=30)
+
+
+@dataclass(frozen=True)
+class Buyer:
+    player_id: int
+    token: str
+    csrf_token: str
+
+    def purchase(self, csrf: str | None = None) -> desk.Purchase:
+        """One unit at 1 €, by bearer token (or by cookie, sending ``csrf``)."""
+        return desk.Purchase(sessions.Credentials(self.token, csrf), 100, "auto", "k")
 
 
 class Gate:
@@ -56,24 +71,31 @@ def factory(engine: Engine, load: BlockLoader) -> sessionmaker[Session]:
 
 
 @pytest.fixture
-def buyers(factory: sessionmaker[Session]) -> list[int]:
-    # The last cannot pay.
-    return [funded_player(factory, f"d{n}", 50 if n == 4 else 1_000) for n in range(5)]
+def buyers(factory: sessionmaker[Session]) -> list[Buyer]:
+    # Logged in; the last cannot pay.
+    found = []
+    for n in range(5):
+        player_id = funded_player(factory, f"d{n}", 50 if n == 4 else 1_000)
+        with factory() as session:
+            new = sessions.create(session, player_id=player_id, now=utcnow())
+            session.commit()
+        found.append(Buyer(player_id, new.token, new.csrf_token))
+    return found
 
 
 @pytest.fixture
 def sales_desk(factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
-    counter = desk.SalesDesk(factory)
+    counter = desk.SalesDesk(factory, idle=IDLE)
     yield counter
     counter.close()
 
 
 def _hold_first(
-    monkeypatch: pytest.MonkeyPatch, gate: Gate, counter: desk.SalesDesk, buyer: int
+    monkeypatch: pytest.MonkeyPatch, gate: Gate, counter: desk.SalesDesk, buyer: Buyer
 ) -> Future[sales.Sold | PlayView]:
-    """Put ``gate`` in place and submit ``buyer``'s order, which the gate holds."""
+    """Put ``gate`` in place and submit ``buyer``'s purchase, which the gate holds."""
     monkeypatch.setattr(sales, "sell_many", gate)
-    first = counter.submit(sales.Order(buyer, 100, "auto", "k"))
+    first = counter.submit(buyer.purchase())
     assert gate.entered.wait(WAIT)
     return first
 
@@ -100,12 +122,12 @@ def _audit_ok(factory: sessionmaker[Session]) -> None:
 def test_orders_waiting_together_are_sold_in_one_batch(
     monkeypatch: pytest.MonkeyPatch,
     sales_desk: desk.SalesDesk,
-    buyers: list[int],
+    buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
     gate = Gate()
     first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
-    rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:]]
+    rest = [sales_desk.submit(b.purchase()) for b in buyers[1:]]
     gate.opened.set()
     play = _view(first.result(WAIT))
     assert play.serial == 1
@@ -121,12 +143,12 @@ def test_orders_waiting_together_are_sold_in_one_batch(
 def test_a_failed_batch_is_sold_order_by_order(
     monkeypatch: pytest.MonkeyPatch,
     sales_desk: desk.SalesDesk,
-    buyers: list[int],
+    buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
     gate = Gate(fail=lambda size: size > 1)
     first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
-    rest = [sales_desk.submit(sales.Order(b, 100, "auto", "k")) for b in buyers[1:4]]
+    rest = [sales_desk.submit(b.purchase()) for b in buyers[1:4]]
     gate.opened.set()
     assert _serial(first, WAIT) == 1
     assert sorted(_serial(f, WAIT) for f in rest) == [2, 3, 4]
@@ -135,47 +157,47 @@ def test_a_failed_batch_is_sold_order_by_order(
 
 
 def test_an_order_that_fails_alone_gets_the_error(
-    monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[int]
+    monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[Buyer]
 ) -> None:
     gate = Gate(fail=lambda _: True)
     monkeypatch.setattr(sales, "sell_many", gate)
     gate.opened.set()
     with pytest.raises(RuntimeError, match="went away"):
-        sales_desk.submit(sales.Order(buyers[0], 100, "auto", "k")).result(WAIT)
+        sales_desk.submit(buyers[0].purchase()).result(WAIT)
 
 
 def test_a_buyer_gone_before_the_sale_buys_nothing(
     monkeypatch: pytest.MonkeyPatch,
     sales_desk: desk.SalesDesk,
-    buyers: list[int],
+    buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
     gate = Gate()
     first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
-    gone = sales_desk.submit(sales.Order(buyers[1], 100, "auto", "k"))
+    gone = sales_desk.submit(buyers[1].purchase())
     assert gone.cancel()
-    stays = sales_desk.submit(sales.Order(buyers[2], 100, "auto", "k"))
+    stays = sales_desk.submit(buyers[2].purchase())
     gate.opened.set()
     assert _serial(first, WAIT) == 1
     assert _serial(stays, WAIT) == 2
     assert gate.sizes == [1, 1]
     assert _plays(factory) == 2
     with factory() as session:
-        assert wallet.balance(session=session, player_id=buyers[1]) == 1_000
+        assert wallet.balance(session=session, player_id=buyers[1].player_id) == 1_000
 
 
 def test_a_buyer_awaiting_who_gives_up_before_the_sale_buys_nothing(
     monkeypatch: pytest.MonkeyPatch,
     sales_desk: desk.SalesDesk,
-    buyers: list[int],
+    buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
     gate = Gate()
     first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
 
     async def main() -> tuple[bool, PlayView]:
-        gone = asyncio.ensure_future(sales_desk.buy(sales.Order(buyers[1], 100, "auto", "k")))
-        stays = asyncio.ensure_future(sales_desk.buy(sales.Order(buyers[2], 100, "auto", "k")))
+        gone = asyncio.ensure_future(sales_desk.buy(buyers[1].purchase()))
+        stays = asyncio.ensure_future(sales_desk.buy(buyers[2].purchase()))
         await asyncio.sleep(0.05)  # both queued behind the held batch
         gone.cancel()
         gate.opened.set()
@@ -189,14 +211,14 @@ def test_a_buyer_awaiting_who_gives_up_before_the_sale_buys_nothing(
     assert gate.sizes == [1, 1]
     assert _plays(factory) == 2
     with factory() as session:
-        assert wallet.balance(session=session, player_id=buyers[1]) == 1_000
+        assert wallet.balance(session=session, player_id=buyers[1].player_id) == 1_000
 
 
-def test_buy_awaits_the_outcome(sales_desk: desk.SalesDesk, buyers: list[int]) -> None:
+def test_buy_awaits_the_outcome(sales_desk: desk.SalesDesk, buyers: list[Buyer]) -> None:
     async def main() -> Any:
         return await asyncio.gather(
-            sales_desk.buy(sales.Order(buyers[0], 100, "auto", "k")),
-            sales_desk.buy(sales.Order(buyers[4], 100, "auto", "k")),
+            sales_desk.buy(buyers[0].purchase()),
+            sales_desk.buy(buyers[4].purchase()),
             return_exceptions=True,
         )
 
@@ -206,11 +228,11 @@ def test_buy_awaits_the_outcome(sales_desk: desk.SalesDesk, buyers: list[int]) -
 
 
 def test_close_sells_what_is_queued_then_refuses(
-    monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[int]
+    monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[Buyer]
 ) -> None:
     gate = Gate()
     first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
-    queued = sales_desk.submit(sales.Order(buyers[1], 100, "auto", "k"))
+    queued = sales_desk.submit(buyers[1].purchase())
     closing = threading.Thread(target=sales_desk.close)
     closing.start()
     gate.opened.set()
@@ -219,9 +241,96 @@ def test_close_sells_what_is_queued_then_refuses(
     assert _serial(first, 0) == 1
     assert _serial(queued, 0) == 2
     with pytest.raises(RuntimeError, match="closed"):
-        sales_desk.submit(sales.Order(buyers[2], 100, "auto", "k"))
+        sales_desk.submit(buyers[2].purchase())
 
 
 def test_max_batch_is_checked(factory: sessionmaker[Session]) -> None:
     with pytest.raises(ValueError, match="max_batch must be at least 1, got 0"):
-        desk.SalesDesk(factory, max_batch=0)
+        desk.SalesDesk(factory, idle=IDLE, max_batch=0)
+
+
+def _last_seen(factory: sessionmaker[Session], buyer: Buyer, ago: timedelta) -> datetime:
+    """Make ``buyer``'s session last seen ``ago``; that time."""
+    when = utcnow() - ago
+    with factory() as session:
+        session.execute(
+            update(SessionRow)
+            .where(SessionRow.token_sha256 == sessions.token_digest(buyer.token))
+            .values(last_seen_at=when)
+        )
+        session.commit()
+    return when
+
+
+def _session_row(factory: sessionmaker[Session], buyer: Buyer) -> SessionRow | None:
+    with factory() as session:
+        return session.get(SessionRow, sessions.token_digest(buyer.token))
+
+
+def test_only_the_purchases_their_session_lets_in_are_sold(
+    monkeypatch: pytest.MonkeyPatch,
+    sales_desk: desk.SalesDesk,
+    buyers: list[Buyer],
+    factory: sessionmaker[Session],
+) -> None:
+    gate = Gate()
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    stranger = Buyer(buyers[1].player_id, "no such token", "")
+    unknown = sales_desk.submit(stranger.purchase())
+    no_csrf = sales_desk.submit(buyers[2].purchase(csrf=""))
+    wrong_csrf = sales_desk.submit(buyers[3].purchase(csrf="wrong"))
+    by_cookie = sales_desk.submit(buyers[1].purchase(csrf=buyers[1].csrf_token))
+    gate.opened.set()
+    assert _serial(first, WAIT) == 1
+    assert _serial(by_cookie, WAIT) == 2
+    with pytest.raises(UnauthorizedError):
+        unknown.result(WAIT)
+    for refused in (no_csrf, wrong_csrf):
+        with pytest.raises(ForbiddenError) as caught:
+            refused.result(WAIT)
+        assert caught.value.code == "csrf"
+    assert gate.sizes == [1, 1]  # the orders of those let in, in the same batch
+    assert _plays(factory) == 2
+    with factory() as session:
+        for buyer in buyers[2:4]:
+            assert wallet.balance(session=session, player_id=buyer.player_id) == 1_000
+    _audit_ok(factory)
+
+
+def test_an_idle_session_expires_and_a_live_one_is_touched_in_the_sale(
+    monkeypatch: pytest.MonkeyPatch,
+    sales_desk: desk.SalesDesk,
+    buyers: list[Buyer],
+    factory: sessionmaker[Session],
+) -> None:
+    _last_seen(factory, buyers[1], IDLE + timedelta(minutes=1))
+    seen = _last_seen(factory, buyers[2], timedelta(minutes=5))
+    gate = Gate()
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    expired = sales_desk.submit(buyers[1].purchase())
+    twice = [sales_desk.submit(buyers[2].purchase()) for _ in range(2)]  # the same key
+    gate.opened.set()
+    assert _serial(first, WAIT) == 1
+    with pytest.raises(UnauthorizedError, match="expired"):
+        expired.result(WAIT)
+    plays = [_view(f.result(WAIT)) for f in twice]
+    assert [p.serial for p in plays] == [2, 2]  # the second replays the first
+    assert _session_row(factory, buyers[1]) is None  # ended, though nothing was sold to it
+    touched = _session_row(factory, buyers[2])
+    assert touched is not None
+    assert touched.last_seen_at > seen + timedelta(minutes=4)
+    with factory() as session:
+        assert wallet.balance(session=session, player_id=buyers[1].player_id) == 1_000
+        paid = wallet.balance(session=session, player_id=buyers[2].player_id)
+        assert paid == 1_000 - 100 + (plays[0].prize_cents or 0) == plays[0].balance_after_cents
+    _audit_ok(factory)
+
+
+def test_an_ended_session_is_written_even_when_nothing_is_sold(
+    sales_desk: desk.SalesDesk, buyers: list[Buyer], factory: sessionmaker[Session]
+) -> None:
+    _last_seen(factory, buyers[0], IDLE + timedelta(seconds=1))
+    with pytest.raises(UnauthorizedError, match="expired"):
+        sales_desk.submit(buyers[0].purchase()).result(WAIT)
+    assert _session_row(factory, buyers[0]) is None
+    assert _plays(factory) == 0

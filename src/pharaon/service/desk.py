@@ -181,24 +181,51 @@ class Desk(Generic[Request, Answer]):
                 _log.warning("%d answers of the %s had no loop to go to", len(answers), self._name)
 
 
-class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
-    """Sells orders in batches, one transaction each."""
+@dataclass(frozen=True, slots=True)
+class Purchase:
+    """A purchase as it comes in: one unit at ``stake_cents``, played in ``mode``, for whoever
+    ``credentials`` let in."""
 
-    def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
+    credentials: sessions.Credentials
+    stake_cents: int
+    mode: str
+    idempotency_key: str | None
+
+
+class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
+    """Sells purchases in batches, one transaction each: their sessions looked up in one read
+    (sessions idle over ``idle`` are found expired), then the orders of those let in sold."""
+
+    def __init__(
+        self, sessions: sessionmaker[Session], *, idle: timedelta, max_batch: int = MAX_BATCH
+    ) -> None:
         super().__init__("sales desk", max_batch=max_batch)
         self._sessions = sessions
+        self._idle = idle
 
-    async def buy(self, order: sales.Order) -> PlayView:
-        """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
-        that refused it."""
-        outcome = await self.ask(order)
+    async def buy(self, purchase: Purchase) -> PlayView:
+        """Sell ``purchase``; its play (viewed here, in the buyer's thread), or the
+        ServiceError that refused it."""
+        outcome = await self.ask(purchase)
         return outcome.view() if isinstance(outcome, sales.Sold) else outcome
 
-    def _serve_batch(
-        self, requests: list[sales.Order]
-    ) -> Sequence[sales.Sold | PlayView | Exception]:
+    def _serve_batch(self, requests: list[Purchase]) -> Sequence[sales.Sold | PlayView | Exception]:
+        now = utcnow()
         with self._sessions() as session:
-            return sales.sell_many(session=session, orders=requests, now=utcnow())
+            let_in = sessions.let_in_many(
+                session=session,
+                credentials=[p.credentials for p in requests],
+                now=now,
+                idle=self._idle,
+            )
+            orders = [
+                sales.Order(player.player_id, p.stake_cents, p.mode, p.idempotency_key)
+                for p, player in zip(requests, let_in, strict=True)
+                if isinstance(player, sessions.Current)
+            ]
+            sold = iter(sales.sell_many(session=session, orders=orders, now=now))
+            session.commit()  # what was due for the sessions, if nothing was sold
+        return [next(sold) if isinstance(player, sessions.Current) else player for player in let_in]
 
 
 class SessionDesk(Desk[str, sessions.Found]):

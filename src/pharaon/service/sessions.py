@@ -13,7 +13,7 @@ from typing import Literal
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service.errors import UnauthorizedError
+from pharaon.service.errors import ForbiddenError, ServiceError, UnauthorizedError
 from pharaon.store.tables import Player, SessionRow
 
 # A session's last request is written at most this often, so most requests stay read-only.
@@ -46,6 +46,16 @@ class NewSession:
 
 
 @dataclass(frozen=True, slots=True)
+class Credentials:
+    """What a request shows to be let in: its session's token and, when it must prove it comes
+    from the page (a cookie's session, on a request that changes something), the CSRF token it
+    sent (``csrf``, empty if it sent none); ``csrf`` is None when there is nothing to prove."""
+
+    token: str
+    csrf: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Current:
     """The player behind a valid session."""
 
@@ -61,7 +71,7 @@ Due = Literal["touch", "expire"] | None
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A session looked up, and what is due to be written for it (see :func:`lookup`)."""
+    """A session looked up, and what is due to be written for it (see :func:`lookup_many`)."""
 
     current: Current
     due: Due
@@ -117,20 +127,76 @@ def lookup_many(
     return found
 
 
-def settle(*, session: Session, found: Found, now: datetime) -> Current:
-    """Write what :func:`lookup` found due, then the player, or :class:`UnauthorizedError`
-    for an expired session (now deleted)."""
+def admit(current: Current, credentials: Credentials) -> Current:
+    """``current``, once ``credentials`` carry the CSRF token of its session if they must; else
+    :class:`ForbiddenError`."""
+    sent = credentials.csrf
+    if sent is not None and not (sent and secrets.compare_digest(sent, current.csrf_token)):
+        raise ForbiddenError(
+            "a change asked with the session cookie must carry the session's csrf_token",
+            code="csrf",
+        )
+    return current
+
+
+def let_in_many(
+    *, session: Session, credentials: Sequence[Credentials], now: datetime, idle: timedelta
+) -> list[Current | ServiceError]:
+    """For each of ``credentials``, the player it lets in, or the :class:`UnauthorizedError`
+    or :class:`ForbiddenError` that keeps it out: :func:`lookup_many` in one read, then what
+    is due for the sessions written in the caller's transaction (which the caller commits, also
+    when it keeps every one out), once per session and in token order."""
+    found = lookup_many(
+        connection=session.connection(),
+        tokens=[c.token for c in credentials],
+        now=now,
+        idle=idle,
+    )
+    due = {f.current.token_sha256: f for f in found if isinstance(f, Found) and f.due}
+    ended: dict[str, str] = {}  # digest: why its session is over
+    for digest in sorted(due):
+        try:
+            write_due(session=session, found=due[digest], now=now)
+        except UnauthorizedError as exc:
+            ended[digest] = exc.detail
+    let_in: list[Current | ServiceError] = []
+    for one, shown in zip(found, credentials, strict=True):
+        if isinstance(one, UnauthorizedError):
+            let_in.append(one)
+        elif one.current.token_sha256 in ended:
+            let_in.append(UnauthorizedError(ended[one.current.token_sha256]))
+        else:
+            try:
+                let_in.append(admit(one.current, shown))
+            except ForbiddenError as exc:
+                let_in.append(exc)
+    return let_in
+
+
+def write_due(*, session: Session, found: Found, now: datetime) -> Current:
+    """Write what :func:`lookup_many` found due, in the caller's transaction; then the player,
+    or :class:`UnauthorizedError` for an expired session (its row deleted: commit all the same).
+    """
     digest = found.current.token_sha256
     if found.due == "expire":
         session.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
-        session.commit()
         raise UnauthorizedError("the session expired after inactivity; log in again")
     if found.due == "touch":
         session.execute(
             update(SessionRow).where(SessionRow.token_sha256 == digest).values(last_seen_at=now)
         )
-        session.commit()
     return found.current
+
+
+def settle(*, session: Session, found: Found, now: datetime) -> Current:
+    """:func:`write_due`, committed."""
+    try:
+        current = write_due(session=session, found=found, now=now)
+    except UnauthorizedError:
+        session.commit()  # the expired session's deletion
+        raise
+    session.commit()
+    return current
 
 
 def end(*, session: Session, token_sha256: str) -> None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 from datetime import datetime
 from typing import Annotated, Any
@@ -14,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.desk import SessionDesk
-from pharaon.service.errors import ForbiddenError, UnauthorizedError
+from pharaon.service.errors import UnauthorizedError
 from pharaon.store.settings import Settings
 
 SESSION_COOKIE = "pharaon_session"
@@ -38,33 +37,38 @@ SettingsDep = Annotated[Settings, Depends(_settings)]
 SessionDep = Annotated[Session, Depends(_session)]
 
 
-async def current_player(request: Request) -> sessions.Current:
-    """The player of the request's session (bearer token, or cookie with the CSRF header on
-    state-changing requests); :class:`UnauthorizedError` or :class:`ForbiddenError`."""
-    # The session desk looks up the tokens of the requests waiting together in one read, off the
-    # event loop (on SQLite it never waits for the writer). The rare write it asks for goes to a
-    # worker thread.
+async def credentials(request: Request) -> sessions.Credentials:
+    """What the request shows to be let in: a bearer token, or the session cookie (with the
+    CSRF header on state-changing requests); :class:`UnauthorizedError` if neither."""
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise UnauthorizedError("the Authorization header must be 'Bearer <token>'")
-        by_cookie = False
-    else:
-        token = request.cookies.get(SESSION_COOKIE, "")
-        if not token:
-            raise UnauthorizedError("not logged in")
-        by_cookie = True
+        return sessions.Credentials(token.strip())
+    token = request.cookies.get(SESSION_COOKIE, "").strip()
+    if not token:
+        raise UnauthorizedError("not logged in")
+    if request.method in _UNSAFE:
+        return sessions.Credentials(token, request.headers.get(CSRF_HEADER, ""))
+    return sessions.Credentials(token)
+
+
+CredentialsDep = Annotated[sessions.Credentials, Depends(credentials)]
+
+
+async def current_player(request: Request, shown: CredentialsDep) -> sessions.Current:
+    """The player of the request's session; :class:`UnauthorizedError` or
+    :class:`ForbiddenError`."""
+    # The session desk looks up the tokens of the requests waiting together in one read, off the
+    # event loop (on SQLite it never waits for the writer). The rare write it asks for goes to a
+    # worker thread.
     doorman: SessionDesk = request.app.state.session_desk
-    found = await doorman.ask(token.strip())
+    found = await doorman.ask(shown.token)
     current = found.current
     if found.due is not None:
         current = await run_in_threadpool(_settle, request, found, utcnow())
-    if by_cookie and request.method in _UNSAFE:
-        sent = request.headers.get(CSRF_HEADER, "")
-        if not sent or not secrets.compare_digest(sent, current.csrf_token):
-            raise ForbiddenError(f"the {CSRF_HEADER} header must equal the csrf_token", code="csrf")
-    return current
+    return sessions.admit(current, shown)
 
 
 def _settle(request: Request, found: sessions.Found, now: datetime) -> sessions.Current:

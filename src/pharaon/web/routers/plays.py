@@ -6,11 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, status
 
-from pharaon.service import plays, sales
-from pharaon.service.desk import SalesDesk
+from pharaon.service import plays
+from pharaon.service.desk import Purchase, SalesDesk
 from pharaon.web.deps import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEY_DOC,
+    CredentialsDep,
     CurrentPlayer,
     SessionDep,
 )
@@ -22,15 +23,17 @@ PlayId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/plays", status_code=status.HTTP_201_CREATED, openapi_extra=IDEMPOTENCY_KEY_DOC)
-async def buy(body: PlayIn, current: CurrentPlayer, request: Request) -> PlayOut:
+async def buy(body: PlayIn, shown: CredentialsDep, request: Request) -> PlayOut:
     """Buy the next unit at ``stake_cents``; a retry with the same Idempotency-Key charges
     once and returns the same play."""
     # The busiest route reads its header and desk itself: FastAPI solves a route's header
-    # parameters anew on each request, slowly. The player stays a dependency, so that a
-    # request without a session gets 401 before its body is judged, as on every route.
+    # parameters anew on each request, slowly. Its session is looked up by the sales desk, in
+    # the transaction of the sale (one trip to the database fewer); the credentials stay a
+    # dependency, so that a request without any gets 401 before its body is judged, as on
+    # every route.
     key = request.headers.get(IDEMPOTENCY_HEADER)
     desk: SalesDesk = request.app.state.desk
-    play = await desk.buy(sales.Order(current.player_id, body.stake_cents, body.mode, key))
+    play = await desk.buy(Purchase(shown, body.stake_cents, body.mode, key))
     return PlayOut.of(play)
 
 
