@@ -166,3 +166,40 @@ def test_the_database_function_sells_as_the_python_steps_do(
     assert second[1].startswith(IdempotencyConflictError.__name__)
     assert [s.split(" serial ")[1].split(" ")[0] for s in second[2:5]] == ["14", "15", "16"]
     assert second[5].startswith(SoldOutError.__name__)
+
+
+def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -> None:
+    """Its statements' plans, kept for the connection's life once made (on the sixth call),
+    must not scan a whole table that grows: idempotency keys, accounts, players."""
+    engine = schemas()
+    sessions = make_sessionmaker(engine)
+    with sessions() as session:
+        loading.load_block(
+            session=session, block=make_block(100), allow_test=True, actor="test", now=FIRST
+        )
+    buyers = [funded_player(sessions, f"p{n}", 10_000) for n in range(3)]
+    plans: list[str] = []
+    with sessions() as session:
+        for n in range(8):  # on one connection: the plans are made, then kept
+            orders = [sales.Order(p, 100, "auto", f"k{n}") for p in buyers]
+            assert all(
+                isinstance(o, sales.Sold)
+                for o in sales.sell_many(session=session, orders=orders, now=FIRST)
+            )
+        for setting in (
+            "LOAD 'auto_explain'",
+            "SET auto_explain.log_min_duration = 0",
+            "SET auto_explain.log_nested_statements = on",
+            "SET auto_explain.log_level = notice",
+            "SET client_min_messages = notice",
+        ):
+            session.execute(text(setting))
+        driver = session.connection().connection.driver_connection
+        assert isinstance(driver, psycopg.Connection)
+        driver.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
+        orders = [sales.Order(p, 100, "auto", "last") for p in buyers]
+        sales.sell_many(session=session, orders=orders, now=FIRST)
+    shown = "\n".join(plans)
+    for table in ("idempotency_keys", "accounts", "players"):
+        assert f" on {table} " in shown  # its plans were shown
+        assert f"Seq Scan on {table}" not in shown, shown
