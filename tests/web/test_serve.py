@@ -4,6 +4,7 @@ binds the port itself, so connections are spread over them."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import signal
 import subprocess
@@ -14,6 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pharaon.web.serve import OneSendPerTurn
 from tests.web.live import free_port
 
 
@@ -156,3 +158,63 @@ def test_first_start_loads_one_block_per_price(tmp_path: Path) -> None:
             assert max(p["prize_cents"] for p in left) == 2_500_000 * stake // 100
     finally:
         _stop(process)
+
+
+class Recorder(asyncio.Transport):
+    """A transport that records what is done to it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple[str, bytes]] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.calls.append(("write", bytes(data)))
+
+    def close(self) -> None:
+        self.calls.append(("close", b""))
+
+    def abort(self) -> None:
+        self.calls.append(("abort", b""))
+
+    def is_closing(self) -> bool:
+        return False
+
+    def get_write_buffer_size(self) -> int:
+        return 0
+
+
+def test_the_writes_of_one_turn_of_the_loop_leave_in_one_send() -> None:
+    async def main() -> list[tuple[str, bytes]]:
+        sent = Recorder()
+        one = OneSendPerTurn(sent)
+        one.write(b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n")
+        one.write(memoryview(b"{}"))
+        assert sent.calls == []  # not before the turn ends
+        assert one.get_write_buffer_size() == 45
+        await asyncio.sleep(0)
+        one.write(b"next")
+        await asyncio.sleep(0)
+        return sent.calls
+
+    assert asyncio.run(main()) == [
+        ("write", b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n{}"),
+        ("write", b"next"),
+    ]
+
+
+def test_what_is_written_leaves_before_the_connection_closes_unless_aborted() -> None:
+    async def main() -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+        closed, aborted = Recorder(), Recorder()
+        one = OneSendPerTurn(closed)
+        one.write(b"bye")
+        one.close()
+        assert closed.calls == [("write", b"bye"), ("close", b"")]  # at once, in that order
+        gone = OneSendPerTurn(aborted)
+        gone.write(b"lost")
+        gone.abort()
+        await asyncio.sleep(0)
+        return closed.calls, aborted.calls
+
+    closed, aborted = asyncio.run(main())
+    assert closed == [("write", b"bye"), ("close", b"")]  # nothing sent twice
+    assert aborted == [("abort", b"")]

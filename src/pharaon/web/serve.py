@@ -12,6 +12,7 @@ application with :func:`pharaon.web.app.create_app_from_env` (settings from ``PH
 from __future__ import annotations
 
 import argparse
+import asyncio
 import ctypes
 import gc
 import signal
@@ -20,8 +21,10 @@ import subprocess
 import sys
 import time
 from types import FrameType
+from typing import Any
 
 import uvicorn
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 _PR_SET_PDEATHSIG = 1
 
@@ -36,6 +39,71 @@ def _listen(host: str, port: int, *, shared: bool) -> socket.socket:
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
+
+
+class OneSendPerTurn(asyncio.Transport):
+    """A connection's transport whose writes of one event-loop turn leave in one send.
+
+    uvicorn writes a response's head and its body separately: two system calls, two TCP
+    segments, and often two wake-ups of the client, for one small JSON answer. Here what is
+    written during a turn of the loop is joined and written once, at the end of the turn.
+    """
+
+    def __init__(self, transport: asyncio.Transport) -> None:
+        super().__init__()
+        self._transport = transport
+        self._pending: list[bytes] = []
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        if not self._pending:
+            asyncio.get_running_loop().call_soon(self._flush)
+        self._pending.append(bytes(data))
+
+    def _flush(self) -> None:
+        if self._pending:
+            data = b"".join(self._pending)
+            self._pending.clear()
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self._flush()
+        self._transport.close()
+
+    def abort(self) -> None:
+        self._pending.clear()
+        self._transport.abort()
+
+    def is_closing(self) -> bool:
+        return self._transport.is_closing()
+
+    def get_extra_info(self, name: str, default: Any = None) -> Any:
+        return self._transport.get_extra_info(name, default)
+
+    def pause_reading(self) -> None:
+        self._transport.pause_reading()
+
+    def resume_reading(self) -> None:
+        self._transport.resume_reading()
+
+    def is_reading(self) -> bool:
+        return self._transport.is_reading()
+
+    def set_protocol(self, protocol: asyncio.BaseProtocol) -> None:
+        self._transport.set_protocol(protocol)
+
+    def get_protocol(self) -> asyncio.BaseProtocol:
+        return self._transport.get_protocol()
+
+    def get_write_buffer_size(self) -> int:
+        return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
+
+
+class HttpProtocol(HttpToolsProtocol):
+    """uvicorn's HTTP/1.1 protocol (httptools), each response sent in one piece."""
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(OneSendPerTurn(transport))
 
 
 def run_worker(host: str, port: int, *, shared: bool = False) -> None:
@@ -65,7 +133,9 @@ def run_worker(host: str, port: int, *, shared: bool = False) -> None:
     gc.set_threshold(20_000, 20, 20)
     # Nothing reads the client's address or scheme (cookies' Secure flag is a setting), so
     # the X-Forwarded-* rewriting is left out of every request's path.
-    config = uvicorn.Config(app, log_level="warning", access_log=False, proxy_headers=False)
+    config = uvicorn.Config(
+        app, http=HttpProtocol, log_level="warning", access_log=False, proxy_headers=False
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 
