@@ -65,6 +65,7 @@ class Evaluation:
 _SHAPES: Final = {p.positions: p.shape for p in TETROMINOES}
 # Each line with a getter of its four cells' symbols (looked up once, not per evaluation).
 _LINE_GETTERS: Final = tuple((line, itemgetter(*line.cells)) for line in LINES)
+_BONUS_GETTER: Final = itemgetter(*BONUS_CELLS)
 
 
 def _shown(index: int) -> Cell:
@@ -76,22 +77,26 @@ def _line_label(kind: str, number: int) -> str:
     return f"{kind} {number + 1}" if kind in ("row", "column") else kind
 
 
-def bonus_groups(unit: Unit) -> list[tuple[int, tuple[int, ...]]]:
-    """Every connected same-symbol group of the bonus grid: (symbol index, bonus positions)."""
-    symbols = [unit.cells[i] for i in BONUS_CELLS]
+def large_bonus_groups(unit: Unit) -> list[tuple[int, tuple[int, ...]]]:
+    """The connected same-symbol groups of 4 cells or more in the bonus grid, the only ones
+    that win or make a unit malformed: (symbol index, sorted bonus positions)."""
+    symbols = _BONUS_GETTER(unit.cells)
+    # Only a symbol on 4 cells or more can form one: the others are not explored.
+    crowded = {s for s in set(symbols) if symbols.count(s) >= 4}
     seen: set[int] = set()
     groups = []
-    for start in range(len(symbols)):
-        if start in seen:
+    for start, symbol in enumerate(symbols):
+        if symbol not in crowded or start in seen:
             continue
         group, todo = {start}, [start]
         while todo:
             for n in bonus_neighbours(todo.pop()):
-                if n not in group and symbols[n] == symbols[start]:
+                if n not in group and symbols[n] == symbol:
                     group.add(n)
                     todo.append(n)
         seen |= group
-        groups.append((symbols[start], tuple(sorted(group))))
+        if len(group) >= 4:
+            groups.append((symbol, tuple(sorted(group))))
     return groups
 
 
@@ -114,7 +119,7 @@ def evaluate(unit: Unit, stake_cents: int = 100) -> Evaluation:
                     label=_line_label(line.kind, line.number),
                 )
             )
-    for index, positions in bonus_groups(unit):
+    for index, positions in large_bonus_groups(unit):
         symbol = game.symbols[index]
         if len(positions) >= MIN_BAD_GROUP:
             where = ", ".join(str(_shown(BONUS_CELLS[p])) for p in positions)

@@ -8,7 +8,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-import numpy as np
 from sqlalchemy import Row, select, update
 from sqlalchemy.orm import Session
 
@@ -85,7 +84,7 @@ def build_view(
 ) -> PlayView:
     """What the player may see of a play whose grids ``revealed`` (bit g-1: grid g) are
     uncovered; ``cells``: the unit's 64 symbol indices as bytes."""
-    unit = Unit.from_array(np.frombuffer(cells, dtype=np.int8))
+    unit = Unit(tuple(cells))  # the bytes are the symbol indices
     finished = revealed == ALL_GRIDS
     grids = tuple(unit.grid_codes(g) if revealed & (1 << g) else None for g in range(GRIDS))
     bonus = combinations = prize = ticket = after = None
