@@ -21,7 +21,7 @@ from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError, InsufficientFundsError, UnauthorizedError
 from pharaon.service.plays import PlayView
-from pharaon.store.engine import make_sessionmaker
+from pharaon.store.engine import make_reader, make_sessionmaker
 from pharaon.store.tables import PlayRow, SessionRow
 from tests.conftest import BlockLoader
 from tests.service.helpers import funded_player
@@ -84,8 +84,8 @@ def buyers(factory: sessionmaker[Session]) -> list[Buyer]:
 
 
 @pytest.fixture
-def sales_desk(factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
-    counter = desk.SalesDesk(factory, idle=IDLE)
+def sales_desk(engine: Engine, factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
+    counter = desk.SalesDesk(factory, make_reader(engine), idle=IDLE)
     yield counter
     counter.close()
 
@@ -244,9 +244,9 @@ def test_close_sells_what_is_queued_then_refuses(
         sales_desk.submit(buyers[2].purchase())
 
 
-def test_max_batch_is_checked(factory: sessionmaker[Session]) -> None:
+def test_max_batch_is_checked(engine: Engine, factory: sessionmaker[Session]) -> None:
     with pytest.raises(ValueError, match="max_batch must be at least 1, got 0"):
-        desk.SalesDesk(factory, idle=IDLE, max_batch=0)
+        desk.SalesDesk(factory, make_reader(engine), idle=IDLE, max_batch=0)
 
 
 def _last_seen(factory: sessionmaker[Session], buyer: Buyer, ago: timedelta) -> datetime:

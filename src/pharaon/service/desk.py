@@ -193,14 +193,22 @@ class Purchase:
 
 
 class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
-    """Sells purchases in batches, one transaction each: their sessions looked up in one read
-    (sessions idle over ``idle`` are found expired), then the orders of those let in sold."""
+    """Sells purchases in batches: their sessions looked up in one read (``reader``:
+    :func:`pharaon.store.engine.make_reader`; on SQLite it does not wait for the writer, nor
+    make it wait), then, in one transaction, what is due for those sessions written and the
+    orders of those let in sold. Sessions idle over ``idle`` are found expired."""
 
     def __init__(
-        self, sessions: sessionmaker[Session], *, idle: timedelta, max_batch: int = MAX_BATCH
+        self,
+        sessions: sessionmaker[Session],
+        reader: Engine,
+        *,
+        idle: timedelta,
+        max_batch: int = MAX_BATCH,
     ) -> None:
         super().__init__("sales desk", max_batch=max_batch)
         self._sessions = sessions
+        self._reader = reader
         self._idle = idle
 
     async def buy(self, purchase: Purchase) -> PlayView:
@@ -211,13 +219,13 @@ class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
 
     def _serve_batch(self, requests: list[Purchase]) -> Sequence[sales.Sold | PlayView | Exception]:
         now = utcnow()
-        with self._sessions() as session:
-            let_in = sessions.let_in_many(
-                session=session,
-                credentials=[p.credentials for p in requests],
-                now=now,
-                idle=self._idle,
+        shown = [p.credentials for p in requests]
+        with self._reader.connect() as connection:
+            found = sessions.lookup_many(
+                connection=connection, tokens=[c.token for c in shown], now=now, idle=self._idle
             )
+        with self._sessions() as session:
+            let_in = sessions.let_in_many(session=session, found=found, credentials=shown, now=now)
             orders = [
                 sales.Order(player.player_id, p.stake_cents, p.mode, p.idempotency_key)
                 for p, player in zip(requests, let_in, strict=True)

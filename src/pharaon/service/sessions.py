@@ -140,18 +140,16 @@ def admit(current: Current, credentials: Credentials) -> Current:
 
 
 def let_in_many(
-    *, session: Session, credentials: Sequence[Credentials], now: datetime, idle: timedelta
+    *,
+    session: Session,
+    found: Sequence[Found | UnauthorizedError],
+    credentials: Sequence[Credentials],
+    now: datetime,
 ) -> list[Current | ServiceError]:
     """For each of ``credentials``, the player it lets in, or the :class:`UnauthorizedError`
-    or :class:`ForbiddenError` that keeps it out: :func:`lookup_many` in one read, then what
-    is due for the sessions written in the caller's transaction (which the caller commits, also
-    when it keeps every one out), once per session and in token order."""
-    found = lookup_many(
-        connection=session.connection(),
-        tokens=[c.token for c in credentials],
-        now=now,
-        idle=idle,
-    )
+    or :class:`ForbiddenError` that keeps it out; ``found``: :func:`lookup_many` of their
+    tokens. What is due for the sessions is written in the caller's transaction (which the
+    caller commits, also when it keeps every one out), once per session and in token order."""
     due = {f.current.token_sha256: f for f in found if isinstance(f, Found) and f.due}
     ended: dict[str, str] = {}  # digest: why its session is over
     for digest in sorted(due):

@@ -57,8 +57,9 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     idle = timedelta(minutes=settings.session_idle_minutes)
-    app.state.desk = SalesDesk(app.state.sessionmaker, idle=idle)
-    app.state.session_desk = SessionDesk(make_reader(engine), idle=idle)
+    reader = make_reader(engine)
+    app.state.desk = SalesDesk(app.state.sessionmaker, reader, idle=idle)
+    app.state.session_desk = SessionDesk(reader, idle=idle)
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
     for module in (plays, sessions, me, deposits, players, prizes, meta):
