@@ -275,6 +275,15 @@ def test_cookie_sessions_need_csrf(client: TestClient, load: BlockLoader) -> Non
         headers={"Idempotency-Key": "a", "X-CSRF-Token": csrf},
     )
     assert r.status_code == 201
+    load(100)
+    buy = {"stake_cents": 100, "mode": "auto"}
+    r = client.post("/api/v1/plays", json=buy, headers={"Idempotency-Key": "p"})
+    assert (r.status_code, r.json()["error"]) == (403, "csrf")
+    r = client.post(
+        "/api/v1/plays", json=buy, headers={"Idempotency-Key": "p", "X-CSRF-Token": csrf}
+    )
+    assert r.status_code == 201
+    assert client.get("/api/v1/me").json()["balance_cents"] == 100 - 100 + r.json()["prize_cents"]
     assert client.delete("/api/v1/sessions/current").status_code == 403
     assert (
         client.delete("/api/v1/sessions/current", headers={"X-CSRF-Token": csrf}).status_code == 204

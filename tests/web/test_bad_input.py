@@ -133,6 +133,15 @@ def test_routes_need_a_session(client: TestClient) -> None:
         assert r.json()["error"] == "unauthorized"
 
 
+def test_a_purchase_is_judged_by_its_body_then_by_its_session(client: TestClient) -> None:
+    # The purchase's session is looked up with the sale, after the body is read.
+    unknown = {"Authorization": "Bearer no-such-token", "Idempotency-Key": "k"}
+    r = client.post("/api/v1/plays", json={}, headers=unknown)
+    assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+    r = client.post("/api/v1/plays", json={"stake_cents": 100, "mode": "auto"}, headers=unknown)
+    assert (r.status_code, r.json()["error"]) == (401, "unauthorized")
+
+
 def test_wrong_method(client: TestClient) -> None:
     r = client.put("/api/v1/players", json={})
     assert r.status_code == 405
