@@ -5,6 +5,7 @@ each purchase's session is looked up in the batch's transaction, and only those 
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+import psycopg
 import pytest
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
@@ -85,7 +87,7 @@ def buyers(factory: sessionmaker[Session]) -> list[Buyer]:
 
 @pytest.fixture
 def sales_desk(engine: Engine, factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
-    counter = desk.SalesDesk(factory, make_reader(engine), idle=IDLE)
+    counter = desk.SalesDesk(sales.sale_sessions(engine), make_reader(engine), idle=IDLE)
     yield counter
     counter.close()
 
@@ -334,3 +336,32 @@ def test_an_ended_session_is_written_even_when_nothing_is_sold(
         sales_desk.submit(buyers[0].purchase()).result(WAIT)
     assert _session_row(factory, buyers[0]) is None
     assert _plays(factory) == 0
+
+
+def test_on_postgresql_a_batch_is_a_transaction_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
+    sales_desk: desk.SalesDesk,
+    buyers: list[Buyer],
+) -> None:
+    """pharaon_sell is one statement: run in autocommit, it needs no BEGIN nor COMMIT round
+    trip. SQLite's steps share the writer's transaction."""
+    seen: list[tuple[str, bool]] = []
+
+    def watched(real: Callable[..., Any]) -> Callable[..., Any]:
+        def sell(session: Session, *args: Any) -> Any:
+            driver = session.connection().connection.driver_connection
+            if isinstance(driver, psycopg.Connection):
+                seen.append(("autocommit", driver.autocommit))
+            else:
+                assert isinstance(driver, sqlite3.Connection)
+                seen.append(("in transaction", driver.in_transaction))
+            return real(session, *args)
+
+        return sell
+
+    monkeypatch.setattr(sales, "_sell_in_postgres", watched(sales._sell_in_postgres))
+    monkeypatch.setattr(sales, "_sell_here", watched(sales._sell_here))
+    assert _serial(sales_desk.submit(buyers[0].purchase()), WAIT) == 1
+    on_postgres = engine.dialect.name == "postgresql"
+    assert seen == [("autocommit", True) if on_postgres else ("in transaction", True)]

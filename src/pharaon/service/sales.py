@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, text, update
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, Engine, bindparam, insert, select, text, update
+from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon.game.rules import rules
 from pharaon.service import audit, blocks, idempotency, ledger, limits
@@ -39,6 +39,7 @@ from pharaon.service.errors import (
     SoldOutError,
 )
 from pharaon.service.plays import ALL_GRIDS, PlayView, build_view, view_play
+from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import (
     PRIZES_ACCOUNT,
     SALES_ACCOUNT,
@@ -150,6 +151,16 @@ class _Sale:
     serial: int
     lot_cents: int
     cells: bytes
+
+
+def sale_sessions(engine: Engine) -> sessionmaker[Session]:
+    """The sessions to sell in over ``engine``. On PostgreSQL a batch is one statement (the
+    call of ``pharaon_sell``), a transaction of its own: they run in autocommit, which spares
+    the BEGIN and COMMIT round trips (and what else they write is one statement each too). On
+    SQLite the steps share the writer's transaction."""
+    if engine.dialect.name == "postgresql":
+        engine = engine.execution_options(isolation_level="AUTOCOMMIT")
+    return make_sessionmaker(engine)
 
 
 def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> list[Outcome]:

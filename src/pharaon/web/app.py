@@ -16,6 +16,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 
 from pharaon import __version__
+from pharaon.service import sales
 from pharaon.service.desk import SalesDesk, SessionDesk
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
@@ -58,7 +59,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.sessionmaker = make_sessionmaker(engine)
     idle = timedelta(minutes=settings.session_idle_minutes)
     reader = make_reader(engine)
-    app.state.desk = SalesDesk(app.state.sessionmaker, reader, idle=idle)
+    app.state.desk = SalesDesk(sales.sale_sessions(engine), reader, idle=idle)
     app.state.session_desk = SessionDesk(reader, idle=idle)
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
