@@ -4,11 +4,12 @@ A desk is a thread that takes every request waiting in its queue and serves them
 then answers each one; while a batch is served the next requests queue up, so under load a batch
 grows to what arrived meanwhile, and a lone request is served at once.
 
-- The sales desk sells its orders with :func:`pharaon.service.sales.sell_many` in one
-  transaction (group commit): one commit, so one disk flush, and one lock of the hot rows for
-  the batch. A buyer is answered only after the commit that made its purchase durable.
-- The session desk looks its tokens up with :func:`pharaon.service.sessions.lookup_many`, in one
-  read, off the event loop.
+- The sales desk looks up the sessions of its purchases in one read, then sells the orders of
+  those let in with :func:`pharaon.service.sales.sell_many` in one transaction (group commit):
+  one commit, so one disk flush, and one lock of the hot rows for the batch. A buyer is
+  answered only after the commit that made its purchase durable.
+- The session desk looks up the tokens of the other routes' requests with
+  :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
 
 Nothing is kept between batches: the orders, sessions and outcomes live in the database.
 """
