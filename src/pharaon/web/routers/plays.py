@@ -27,10 +27,10 @@ async def buy(body: PlayIn, shown: CredentialsDep, request: Request) -> PlayOut:
     """Buy the next unit at ``stake_cents``; a retry with the same Idempotency-Key charges
     once and returns the same play."""
     # The busiest route reads its header and desk itself: FastAPI solves a route's header
-    # parameters anew on each request, slowly. Its session is looked up by the sales desk, in
-    # the transaction of the sale (one trip to the database fewer); the credentials stay a
-    # dependency, so that a request without any gets 401 before its body is judged, as on
-    # every route.
+    # parameters anew on each request, slowly. Its session is looked up by the sales desk,
+    # with those of the other purchases of its batch (one read for them all); the credentials
+    # stay a dependency, so that a request without any gets 401 before its body is judged, as
+    # on every route.
     key = request.headers.get(IDEMPOTENCY_HEADER)
     desk: SalesDesk = request.app.state.desk
     play = await desk.buy(Purchase(shown, body.stake_cents, body.mode, key))
