@@ -102,6 +102,19 @@ def _hold_first(
     return first
 
 
+@dataclass(frozen=True)
+class Held:
+    gate: Gate
+    first: Future[sales.Sold | PlayView]
+
+
+@pytest.fixture
+def held(monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[Buyer]) -> Held:
+    """The first buyer's purchase, held in its batch until ``held.gate.opened`` is set."""
+    gate = Gate()
+    return Held(gate, _hold_first(monkeypatch, gate, sales_desk, buyers[0]))
+
+
 def _view(outcome: sales.Sold | PlayView) -> PlayView:
     return outcome.view() if isinstance(outcome, sales.Sold) else outcome
 
@@ -122,13 +135,12 @@ def _audit_ok(factory: sessionmaker[Session]) -> None:
 
 
 def test_orders_waiting_together_are_sold_in_one_batch(
-    monkeypatch: pytest.MonkeyPatch,
+    held: Held,
     sales_desk: desk.SalesDesk,
     buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
-    gate = Gate()
-    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    gate, first = held.gate, held.first
     rest = [sales_desk.submit(b.purchase()) for b in buyers[1:]]
     gate.opened.set()
     play = _view(first.result(WAIT))
@@ -169,13 +181,12 @@ def test_an_order_that_fails_alone_gets_the_error(
 
 
 def test_a_buyer_gone_before_the_sale_buys_nothing(
-    monkeypatch: pytest.MonkeyPatch,
+    held: Held,
     sales_desk: desk.SalesDesk,
     buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
-    gate = Gate()
-    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    gate, first = held.gate, held.first
     gone = sales_desk.submit(buyers[1].purchase())
     assert gone.cancel()
     stays = sales_desk.submit(buyers[2].purchase())
@@ -189,13 +200,12 @@ def test_a_buyer_gone_before_the_sale_buys_nothing(
 
 
 def test_a_buyer_awaiting_who_gives_up_before_the_sale_buys_nothing(
-    monkeypatch: pytest.MonkeyPatch,
+    held: Held,
     sales_desk: desk.SalesDesk,
     buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
-    gate = Gate()
-    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    gate, first = held.gate, held.first
 
     async def main() -> tuple[bool, PlayView]:
         gone = asyncio.ensure_future(sales_desk.buy(buyers[1].purchase()))
@@ -230,10 +240,9 @@ def test_buy_awaits_the_outcome(sales_desk: desk.SalesDesk, buyers: list[Buyer])
 
 
 def test_close_sells_what_is_queued_then_refuses(
-    monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: list[Buyer]
+    held: Held, sales_desk: desk.SalesDesk, buyers: list[Buyer]
 ) -> None:
-    gate = Gate()
-    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    gate, first = held.gate, held.first
     queued = sales_desk.submit(buyers[1].purchase())
     closing = threading.Thread(target=sales_desk.close)
     closing.start()
@@ -270,13 +279,12 @@ def _session_row(factory: sessionmaker[Session], buyer: Buyer) -> SessionRow | N
 
 
 def test_only_the_purchases_their_session_lets_in_are_sold(
-    monkeypatch: pytest.MonkeyPatch,
+    held: Held,
     sales_desk: desk.SalesDesk,
     buyers: list[Buyer],
     factory: sessionmaker[Session],
 ) -> None:
-    gate = Gate()
-    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    gate, first = held.gate, held.first
     stranger = Buyer(buyers[1].player_id, "no such token", "")
     unknown = sales_desk.submit(stranger.purchase())
     no_csrf = sales_desk.submit(buyers[2].purchase(csrf=""))

@@ -17,6 +17,7 @@ from pharaon.game.unit import Unit
 Kind = Literal["line", "bonus"]
 Cell = tuple[int, int, int]  # (grid, row, column), numbered from 1
 
+WINNING_GROUP = 4  # a same-symbol bonus group of a tetromino's 4 cells wins
 MIN_BAD_GROUP = 5  # a same-symbol bonus group this large makes the unit ambiguous
 
 
@@ -78,11 +79,11 @@ def _line_label(kind: str, number: int) -> str:
 
 
 def large_bonus_groups(unit: Unit) -> list[tuple[int, tuple[int, ...]]]:
-    """The connected same-symbol groups of 4 cells or more in the bonus grid, the only ones
-    that win or make a unit malformed: (symbol index, sorted bonus positions)."""
+    """The connected same-symbol groups of :data:`WINNING_GROUP` cells or more in the bonus
+    grid, the only ones that win or make a unit malformed: (symbol index, sorted positions)."""
     symbols = _BONUS_GETTER(unit.cells)
-    # Only a symbol on 4 cells or more can form one: the others are not explored.
-    crowded = {s for s in set(symbols) if symbols.count(s) >= 4}
+    # Only a symbol on that many cells or more can form one: the others are not explored.
+    crowded = {s for s in set(symbols) if symbols.count(s) >= WINNING_GROUP}
     seen: set[int] = set()
     groups = []
     for start, symbol in enumerate(symbols):
@@ -95,7 +96,7 @@ def large_bonus_groups(unit: Unit) -> list[tuple[int, tuple[int, ...]]]:
                     group.add(n)
                     todo.append(n)
         seen |= group
-        if len(group) >= 4:
+        if len(group) >= WINNING_GROUP:
             groups.append((symbol, tuple(sorted(group))))
     return groups
 
@@ -127,6 +128,7 @@ def evaluate(unit: Unit, stake_cents: int = 100) -> Evaluation:
                 f"malformed unit: the bonus grid holds a group of {len(positions)} "
                 f"{symbol.code} cells (at most 4 allowed): {where}"
             )
+        # WINNING_GROUP, written as a literal so that mypy knows the tuple's length.
         if len(positions) == 4 and symbol.bonus_cents is not None:
             combinations.append(
                 Combination(

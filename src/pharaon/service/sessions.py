@@ -102,7 +102,7 @@ def lookup_many(
 
     Most requests write nothing: the session's last request is written at most every 30 s
     (``Found.due == "touch"``); one idle over ``idle`` is to be deleted (``"expire"``) and
-    refused. :func:`settle` does either.
+    refused. :func:`let_in_many` does either.
     """
     digests = [token_digest(token) for token in tokens]
     rows = {
@@ -154,7 +154,7 @@ def let_in_many(
     ended: dict[str, str] = {}  # digest: why its session is over
     for digest in sorted(due):
         try:
-            write_due(session=session, found=due[digest], now=now)
+            _write_due(session=session, found=due[digest], now=now)
         except UnauthorizedError as exc:
             ended[digest] = exc.detail
     let_in: list[Current | ServiceError] = []
@@ -171,10 +171,9 @@ def let_in_many(
     return let_in
 
 
-def write_due(*, session: Session, found: Found, now: datetime) -> Current:
-    """Write what :func:`lookup_many` found due, in the caller's transaction; then the player,
-    or :class:`UnauthorizedError` for an expired session (its row deleted: commit all the same).
-    """
+def _write_due(*, session: Session, found: Found, now: datetime) -> None:
+    """Write what :func:`lookup_many` found due, in the caller's transaction; an expired
+    session is deleted and refused (:class:`UnauthorizedError`: commit all the same)."""
     digest = found.current.token_sha256
     if found.due == "expire":
         session.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
@@ -183,18 +182,6 @@ def write_due(*, session: Session, found: Found, now: datetime) -> Current:
         session.execute(
             update(SessionRow).where(SessionRow.token_sha256 == digest).values(last_seen_at=now)
         )
-    return found.current
-
-
-def settle(*, session: Session, found: Found, now: datetime) -> Current:
-    """:func:`write_due`, committed."""
-    try:
-        current = write_due(session=session, found=found, now=now)
-    except UnauthorizedError:
-        session.commit()  # the expired session's deletion
-        raise
-    session.commit()
-    return current
 
 
 def end(*, session: Session, token_sha256: str) -> None:

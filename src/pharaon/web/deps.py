@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.desk import SessionDesk
-from pharaon.service.errors import UnauthorizedError
+from pharaon.service.errors import ServiceError, UnauthorizedError
 from pharaon.store.settings import Settings
 
 SESSION_COOKIE = "pharaon_session"
@@ -65,16 +65,24 @@ async def current_player(request: Request, shown: CredentialsDep) -> sessions.Cu
     # worker thread.
     doorman: SessionDesk = request.app.state.session_desk
     found = await doorman.ask(shown.token)
-    current = found.current
-    if found.due is not None:
-        current = await run_in_threadpool(_settle, request, found, utcnow())
-    return sessions.admit(current, shown)
+    if found.due is None:
+        return sessions.admit(found.current, shown)
+    let_in = await run_in_threadpool(_let_in, request, found, shown, utcnow())
+    if isinstance(let_in, ServiceError):
+        raise let_in
+    return let_in
 
 
-def _settle(request: Request, found: sessions.Found, now: datetime) -> sessions.Current:
+def _let_in(
+    request: Request, found: sessions.Found, shown: sessions.Credentials, now: datetime
+) -> sessions.Current | ServiceError:
     writers: sessionmaker[Session] = request.app.state.sessionmaker
     with writers() as session:
-        return sessions.settle(session=session, found=found, now=now)
+        (let_in,) = sessions.let_in_many(
+            session=session, found=[found], credentials=[shown], now=now
+        )
+        session.commit()
+    return let_in
 
 
 CurrentPlayer = Annotated[sessions.Current, Depends(current_player)]
