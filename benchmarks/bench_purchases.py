@@ -11,7 +11,7 @@ HTTP/1.1 client in its own process (pgbench is C: our client must not eat the se
 also reports its own CPU per request.
 
     .venv/bin/python benchmarks/bench_purchases.py [--seconds 15] [--workers 2]
-        [--only all|postgres|sqlite]
+        [--only all|postgres|sqlite] [--units 200000]
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ from loadgen import LoadResult  # noqa: E402  (next to this script, on sys.path 
 
 POSTGRES = os.environ.get("PHARAON_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 CLIENTS = 32
-UNITS = 200_000  # per price, enough for the run; a real block has 1,000,000
+UNITS = 200_000  # per price by default, enough for the run; a real block has 1,000,000
+REAL_BLOCK = 1_000_000
 LOADGEN = Path(__file__).with_name("loadgen.py")
 
 
@@ -54,12 +55,15 @@ def _libpq(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def _prepare(url: str) -> None:
+def _prepare(url: str, units: int) -> None:
+    """Migrate and load one block per price: the regulation's own at 1,000,000 units, else a
+    test design of ``units``."""
+    design = None if units == REAL_BLOCK else test_design(units)
     engine = make_engine(url)
     upgrade(engine)
     with make_sessionmaker(engine)() as session:
         for price in (100, 200, 300):
-            block = generate_block(price, design=test_design(UNITS), block_number=1)
+            block = generate_block(price, design=design, block_number=1)
             loading.load_block(
                 session=session, block=block, allow_test=True, actor="bench", now=utcnow()
             )
@@ -261,7 +265,7 @@ def _report(label: str, result: LoadResult, cpu: dict[str, float]) -> None:
         print(f"  CPU per purchase (whole run of the load generator): {per}")
 
 
-def _postgres(name: str, tmp: Path, workers: int, seconds: float) -> None:
+def _postgres(name: str, tmp: Path, workers: int, seconds: float, units: int) -> None:
     with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
         commit = conn.execute("SHOW synchronous_commit").fetchone()
@@ -271,7 +275,7 @@ def _postgres(name: str, tmp: Path, workers: int, seconds: float) -> None:
         f"PostgreSQL synchronous_commit = {setting}; {CLIENTS} clients, "
         f"{workers} workers, {seconds:.0f} s"
     )
-    _prepare(pg_url)
+    _prepare(pg_url, units)
     with Steal() as steal:
         result, rss, cpu = _serve_and_load(pg_url, tmp / "pg.log", workers, seconds)
     _report("HTTP purchases, PostgreSQL:", result, cpu)
@@ -287,9 +291,9 @@ def _postgres(name: str, tmp: Path, workers: int, seconds: float) -> None:
     print(f"  ratio purchases / tpcb-like:  {result.rate / tps:8.3f}   (goal >= 1.0)")
 
 
-def _sqlite(tmp: Path, workers: int, seconds: float) -> None:
+def _sqlite(tmp: Path, workers: int, seconds: float, units: int) -> None:
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
-    _prepare(sqlite_url)
+    _prepare(sqlite_url, units)
     with Steal() as steal:
         result, rss, cpu = _serve_and_load(sqlite_url, tmp / "sqlite.log", workers, seconds)
     del cpu["postgres"]
@@ -304,14 +308,22 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=15)
     parser.add_argument("--workers", type=int, default=2, help="server worker processes")
     parser.add_argument("--only", choices=("all", "postgres", "sqlite"), default="all")
+    parser.add_argument(
+        "--units",
+        type=int,
+        default=UNITS,
+        help=f"units per block (test design); {REAL_BLOCK:,} loads the regulation's blocks",
+    )
     args = parser.parse_args()
+    if args.units < 1_000 or args.units > REAL_BLOCK:
+        parser.error(f"--units must be between 1,000 and {REAL_BLOCK:,}")
     tmp = Path(tempfile.mkdtemp(prefix="pharaon-bench-"))
     name = f"pharaon_bench_{secrets.token_hex(4)}"
     try:
         if args.only in ("all", "postgres"):
-            _postgres(name, tmp, args.workers, args.seconds)
+            _postgres(name, tmp, args.workers, args.seconds, args.units)
         if args.only in ("all", "sqlite"):
-            _sqlite(tmp, args.workers, args.seconds)
+            _sqlite(tmp, args.workers, args.seconds, args.units)
     finally:
         if args.only in ("all", "postgres"):
             with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
