@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, select, update
 
 from pharaon.game.evaluate import evaluate
 from pharaon.game.unit import parse_ticket
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import UnitRow
+from pharaon.store.tables import Account, UnitRow
 from tests.conftest import BlockLoader, Player
 
 
@@ -29,6 +29,21 @@ def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
         "limits": {"daily_cents": None, "weekly_cents": None, "monthly_cents": None, "pending": []},
         "self_excluded_until": None,
     }
+
+
+def test_me_reads_beside_a_write_in_progress(engine: Engine, player: Player) -> None:
+    """GET /me shows the last commit while a writer holds its transaction open: it does not
+    wait for it (on SQLite, for the one writer's lock; on PostgreSQL, for the row's lock)."""
+    assert player.deposit(700) == 700
+    with make_sessionmaker(engine)() as session:
+        session.execute(
+            update(Account)
+            .where(Account.kind == "player")
+            .values(balance_cents=Account.balance_cents + 1)
+        )
+        r = player.get("/me")
+        assert (r.status_code, r.json()["balance_cents"]) == (200, 700)
+        session.rollback()
 
 
 def test_registration_refusals(client: TestClient, player: Player) -> None:

@@ -6,6 +6,7 @@ as pending until then.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -48,31 +49,55 @@ class Limits:
         }[period]
 
 
+# A row of deposit_limits: period, amount_cents, pending_cents, pending_effective_at.
+LimitRow = tuple[str, int | None, int | None, datetime | None]
+LIMIT_COLUMNS = (
+    DepositLimit.period,
+    DepositLimit.amount_cents,
+    DepositLimit.pending_cents,
+    DepositLimit.pending_effective_at,
+)
+
+
 def _rows(session: Session, player_id: int) -> dict[str, DepositLimit]:
     rows = session.execute(select(DepositLimit).where(DepositLimit.player_id == player_id))
     return {r.period: r for r in rows.scalars()}
 
 
-def _in_force(row: DepositLimit | None, now: datetime) -> tuple[int | None, Pending | None]:
+def _in_force(row: LimitRow | None, now: datetime) -> tuple[int | None, Pending | None]:
     if row is None:
         return None, None
-    if row.pending_effective_at is not None:
-        if row.pending_effective_at <= now:
-            return row.pending_cents, None
-        return row.amount_cents, Pending(row.period, row.pending_cents, row.pending_effective_at)
-    return row.amount_cents, None
+    period, amount_cents, pending_cents, effective_at = row
+    if effective_at is not None:
+        if effective_at <= now:
+            return pending_cents, None
+        return amount_cents, Pending(period, pending_cents, effective_at)
+    return amount_cents, None
 
 
-def get_limits(*, session: Session, player_id: int, now: datetime) -> Limits:
-    rows = _rows(session, player_id)
+def _as_row(row: DepositLimit | None) -> LimitRow | None:
+    if row is None:
+        return None
+    return (row.period, row.amount_cents, row.pending_cents, row.pending_effective_at)
+
+
+def in_force(rows: Iterable[LimitRow], now: datetime) -> Limits:
+    """The limits that ``rows`` (a player's, as :data:`LIMIT_COLUMNS` reads them) put in force
+    at ``now``, and the raises still waiting."""
+    by_period = {row[0]: row for row in rows}
     values: dict[str, int | None] = {}
     pending: list[Pending] = []
     for period in PERIODS:
-        value, waiting = _in_force(rows.get(period), now)
+        value, waiting = _in_force(by_period.get(period), now)
         values[period] = value
         if waiting is not None:
             pending.append(waiting)
     return Limits(values["daily"], values["weekly"], values["monthly"], tuple(pending))
+
+
+def get_limits(*, session: Session, player_id: int, now: datetime) -> Limits:
+    rows = session.execute(select(*LIMIT_COLUMNS).where(DepositLimit.player_id == player_id))
+    return in_force(rows, now)
 
 
 def _is_lower(new: int | None, current: int | None) -> bool:
@@ -96,7 +121,7 @@ def set_limits(
     rows = _rows(session, player_id)
     for period, new in wanted.items():
         row = rows.get(period)
-        current, waiting = _in_force(row, now)
+        current, waiting = _in_force(_as_row(row), now)
         if row is None:
             row = DepositLimit(player_id=player_id, period=period, amount_cents=None)
             session.add(row)
@@ -155,9 +180,6 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
     return until
 
 
-def excluded_until(*, session: Session, player_id: int, now: datetime) -> datetime | None:
-    """The end of the player's self-exclusion, or None if not excluded now."""
-    until = session.execute(
-        select(Player.self_excluded_until).where(Player.id == player_id)
-    ).scalar_one()
+def still_excluded(until: datetime | None, now: datetime) -> datetime | None:
+    """``until``, the end of a self-exclusion, if it is still to come at ``now``; else None."""
     return until if until is not None and until > now else None

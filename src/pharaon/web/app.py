@@ -58,7 +58,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.engine = engine
     app.state.sessionmaker = make_sessionmaker(engine)
     idle = timedelta(minutes=settings.session_idle_minutes)
-    reader = make_reader(engine)
+    app.state.reader = reader = make_reader(engine)
     app.state.desk = SalesDesk(sales.sale_sessions(engine), reader, idle=idle)
     app.state.session_desk = SessionDesk(reader, idle=idle)
     errors.install(app)

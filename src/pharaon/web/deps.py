@@ -7,6 +7,7 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.concurrency import run_in_threadpool
 
@@ -33,8 +34,16 @@ def _session(request: Request) -> Iterator[Session]:
         yield session
 
 
+async def _reader(request: Request) -> Engine:
+    reader: Engine = request.app.state.reader
+    return reader
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 SessionDep = Annotated[Session, Depends(_session)]
+# For a read of one statement (:func:`pharaon.store.engine.make_reader`): the route connects
+# in its own thread; no transaction, and on SQLite no wait for the writer.
+ReaderDep = Annotated[Engine, Depends(_reader)]
 
 
 async def credentials(request: Request) -> sessions.Credentials:

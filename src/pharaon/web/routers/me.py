@@ -3,31 +3,32 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection
 
-from pharaon.service import limits, wallet
+from pharaon.service import limits, standing
 from pharaon.service.clock import utcnow
-from pharaon.web.deps import CurrentPlayer, SessionDep
+from pharaon.service.sessions import Current
+from pharaon.web.deps import CurrentPlayer, ReaderDep, SessionDep
 from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, SelfExclusionIn
 
 router = APIRouter(tags=["me"])
 
 
-def _me(session: Session, player_id: int, email: str) -> MeOut:
-    now = utcnow()
-    balance = wallet.balance(session=session, player_id=player_id)
-    found = limits.get_limits(session=session, player_id=player_id, now=now)
-    until = limits.excluded_until(session=session, player_id=player_id, now=now)
-    session.rollback()
+def _me(connection: Connection, current: Current) -> MeOut:
+    found = standing.look_up(connection=connection, player_id=current.player_id, now=utcnow())
     return MeOut(
-        email=email, balance_cents=balance, limits=LimitsOut.of(found), self_excluded_until=until
+        email=current.email,
+        balance_cents=found.balance_cents,
+        limits=LimitsOut.of(found.limits),
+        self_excluded_until=found.self_excluded_until,
     )
 
 
 @router.get("/me")
-def me(current: CurrentPlayer, session: SessionDep) -> MeOut:
+def me(current: CurrentPlayer, reader: ReaderDep) -> MeOut:
     """The player's balance, limits and self-exclusion."""
-    return _me(session, current.player_id, current.email)
+    with reader.connect() as connection:
+        return _me(connection, current)
 
 
 @router.put("/me/limits")
@@ -45,7 +46,10 @@ def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> L
 
 
 @router.post("/me/self-exclusion")
-def self_exclude(body: SelfExclusionIn, current: CurrentPlayer, session: SessionDep) -> MeOut:
+def self_exclude(
+    body: SelfExclusionIn, current: CurrentPlayer, session: SessionDep, reader: ReaderDep
+) -> MeOut:
     """Exclude oneself from deposits and plays for ``days`` days."""
     limits.self_exclude(session=session, player_id=current.player_id, days=body.days, now=utcnow())
-    return _me(session, current.player_id, current.email)
+    with reader.connect() as connection:  # after the commit: it shows the exclusion
+        return _me(connection, current)

@@ -1,0 +1,92 @@
+"""A player's standing (GET /me) in one read: balance, limits in force, self-exclusion."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import Engine, update
+
+from pharaon.service import limits, standing
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import NotFoundError
+from pharaon.store.engine import make_reader, make_sessionmaker
+from pharaon.store.tables import Player
+from tests.service.helpers import funded_player
+
+
+def _look_up(engine: Engine, player_id: int, hours_later: float = 0) -> standing.Standing:
+    with make_reader(engine).connect() as connection:
+        return standing.look_up(
+            connection=connection,
+            player_id=player_id,
+            now=utcnow() + timedelta(hours=hours_later),
+        )
+
+
+def test_a_new_player_has_a_balance_and_no_limits(engine: Engine) -> None:
+    player_id = funded_player(make_sessionmaker(engine), "new", 1_234)
+    found = _look_up(engine, player_id)
+    assert found.balance_cents == 1_234
+    assert found.limits == limits.Limits(None, None, None, ())
+    assert found.self_excluded_until is None
+
+
+def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
+    sessions = make_sessionmaker(engine)
+    player_id = funded_player(sessions, "limited", 500)
+    with sessions() as session:
+        limits.set_limits(
+            session=session,
+            player_id=player_id,
+            daily_cents=1_000,
+            weekly_cents=None,
+            monthly_cents=9_000,
+            now=utcnow(),
+        )
+        limits.set_limits(  # a raise of the daily limit, a lower monthly one
+            session=session,
+            player_id=player_id,
+            daily_cents=2_000,
+            weekly_cents=None,
+            monthly_cents=8_000,
+            now=utcnow(),
+        )
+    found = _look_up(engine, player_id)
+    assert (found.limits.daily_cents, found.limits.weekly_cents) == (1_000, None)
+    assert found.limits.monthly_cents == 8_000
+    [waiting] = found.limits.pending
+    assert (waiting.period, waiting.amount_cents) == ("daily", 2_000)
+    with sessions() as session:
+        assert found.limits == limits.get_limits(session=session, player_id=player_id, now=utcnow())
+    later = _look_up(engine, player_id, hours_later=25)  # the raise is in force
+    assert later.limits == limits.Limits(2_000, None, 8_000, ())
+    assert later.balance_cents == 500
+
+
+def test_a_self_exclusion_shows_until_it_ends(engine: Engine) -> None:
+    sessions = make_sessionmaker(engine)
+    player_id = funded_player(sessions, "excluded", 0)
+    with sessions() as session:
+        until = limits.self_exclude(session=session, player_id=player_id, days=2, now=utcnow())
+    assert _look_up(engine, player_id).self_excluded_until == until
+    assert _look_up(engine, player_id, hours_later=49).self_excluded_until is None
+
+
+def test_an_unknown_player_is_not_found(engine: Engine) -> None:
+    funded_player(make_sessionmaker(engine), "someone", 0)
+    with pytest.raises(NotFoundError):
+        _look_up(engine, 999_999)
+
+
+def test_it_reads_the_last_commit(engine: Engine) -> None:
+    sessions = make_sessionmaker(engine)
+    player_id = funded_player(sessions, "changing", 0)
+    with sessions() as session:
+        session.execute(
+            update(Player).where(Player.id == player_id).values(self_excluded_until=utcnow())
+        )
+        # Not committed yet: the reader sees the row as it was.
+        assert _look_up(engine, player_id, hours_later=-1).self_excluded_until is None
+        session.commit()
+    assert _look_up(engine, player_id, hours_later=-1).self_excluded_until is not None
