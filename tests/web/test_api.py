@@ -31,18 +31,25 @@ def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
     }
 
 
-def test_me_reads_beside_a_write_in_progress(engine: Engine, player: Player) -> None:
-    """GET /me shows the last commit while a writer holds its transaction open: it does not
-    wait for it (on SQLite, for the one writer's lock; on PostgreSQL, for the row's lock)."""
+def test_reads_go_beside_a_write_in_progress(
+    engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    """The read routes show the last commit while a writer holds its transaction open: they do
+    not wait for it (on SQLite, for the one writer's lock; on PostgreSQL, for the rows' locks)."""
+    load(100)
     assert player.deposit(700) == 700
+    play_id = player.play(100).json()["play_id"]
+    paths = ("/me", "/plays", f"/plays/{play_id}", "/prizes/remaining")
+    before = {path: player.get(path).json() for path in paths}
     with make_sessionmaker(engine)() as session:
         session.execute(
             update(Account)
             .where(Account.kind == "player")
             .values(balance_cents=Account.balance_cents + 1)
         )
-        r = player.get("/me")
-        assert (r.status_code, r.json()["balance_cents"]) == (200, 700)
+        for path in paths:
+            r = player.get(path)
+            assert (r.status_code, r.json()) == (200, before[path]), path
         session.rollback()
 
 

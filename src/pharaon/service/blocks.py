@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.rules import rules
@@ -59,8 +59,8 @@ def open_next(session: Session, *, price_cents: int) -> int | None:
     return None if opened is None else int(opened)
 
 
-def _sold_lots(session: Session, block_ids: list[int]) -> dict[tuple[int, int], int]:
-    rows = session.execute(
+def _sold_lots(connection: Connection, block_ids: list[int]) -> dict[tuple[int, int], int]:
+    rows = connection.execute(
         select(PlayRow.block_id, PlayRow.prize_cents, func.count())
         .where(PlayRow.block_id.in_(block_ids), PlayRow.prize_cents > 0)
         .group_by(PlayRow.block_id, PlayRow.prize_cents)
@@ -68,10 +68,10 @@ def _sold_lots(session: Session, block_ids: list[int]) -> dict[tuple[int, int], 
     return {(b, p): n for b, p, n in rows}
 
 
-def _remaining(session: Session, block_ids: list[int]) -> dict[int, list[tuple[int, int]]]:
-    sold = _sold_lots(session, block_ids)
+def _remaining(connection: Connection, block_ids: list[int]) -> dict[int, list[tuple[int, int]]]:
+    sold = _sold_lots(connection, block_ids)
     out: dict[int, list[tuple[int, int]]] = {b: [] for b in block_ids}
-    for block_id, lot, units in session.execute(
+    for block_id, lot, units in connection.execute(
         select(BlockPrize.block_id, BlockPrize.lot_cents, BlockPrize.units)
         .where(BlockPrize.block_id.in_(block_ids))
         .order_by(BlockPrize.block_id, BlockPrize.lot_cents.desc())
@@ -82,7 +82,7 @@ def _remaining(session: Session, block_ids: list[int]) -> dict[int, list[tuple[i
 
 def list_blocks(*, session: Session) -> list[BlockSummary]:
     blocks = session.execute(select(Block).order_by(Block.id)).scalars().all()
-    remaining = _remaining(session, [b.id for b in blocks])
+    remaining = _remaining(session.connection(), [b.id for b in blocks])
     session.rollback()
     return [
         BlockSummary(
@@ -102,22 +102,23 @@ def list_blocks(*, session: Session) -> list[BlockSummary]:
     ]
 
 
-def remaining_prizes(*, session: Session, stake_cents: int) -> list[tuple[int, int]]:
+def remaining_prizes(*, connection: Connection, stake_cents: int) -> list[tuple[int, int]]:
     """(lot_cents, units left) in the block on sale at ``stake_cents`` (or the next to open),
-    largest first; empty when nothing is left to sell at that price."""
+    largest first; empty when nothing is left to sell at that price. The lots a block holds
+    never change and its sales only grow, so the statements need no common snapshot."""
     try:
         rules().multiplier(stake_cents)
     except ValueError as exc:
         raise InvalidError(str(exc)) from exc
-    block_id = session.execute(
+    block_id = connection.execute(
         select(Block.id)
         .where(Block.price_cents == stake_cents, Block.state.in_(("open", "loaded")))
         .order_by((Block.state == "open").desc(), Block.id)
         .limit(1)
     ).scalar_one_or_none()
-    result = [] if block_id is None else _remaining(session, [int(block_id)])[int(block_id)]
-    session.rollback()
-    return result
+    if block_id is None:
+        return []
+    return _remaining(connection, [int(block_id)])[int(block_id)]
 
 
 def deactivate(*, session: Session, block_id: int, reason: str, actor: str, now: datetime) -> None:

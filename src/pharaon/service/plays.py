@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Row, select, update
+from sqlalchemy import Connection, Row, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.board import BONUS_CELLS, GRIDS
@@ -111,12 +111,12 @@ def build_view(
     )
 
 
-def view_play(*, session: Session, player_id: int, play_id: int) -> PlayView:
-    """The player's play ``play_id``; :class:`NotFoundError` for anyone else's."""
-    row = session.execute(
+def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayView:
+    """The player's play ``play_id``, in one statement; :class:`NotFoundError` for anyone
+    else's."""
+    row = connection.execute(
         _query().where(PlayRow.id == play_id, PlayRow.player_id == player_id)
     ).first()
-    session.rollback()
     if row is None:
         raise NotFoundError(f"no play {play_id} of yours")
     return _view(row)
@@ -135,24 +135,24 @@ def reveal(*, session: Session, player_id: int, play_id: int, grid: int) -> Play
         ).first()
         if done is None:
             raise NotFoundError(f"no play {play_id} of yours")
+        view = view_play(connection=session.connection(), player_id=player_id, play_id=play_id)
         session.commit()
     except BaseException:
         session.rollback()
         raise
-    return view_play(session=session, player_id=player_id, play_id=play_id)
+    return view
 
 
 def history(
-    *, session: Session, player_id: int, limit: int, before: int | None
+    *, connection: Connection, player_id: int, limit: int, before: int | None
 ) -> tuple[list[PlayView], int | None]:
-    """The player's plays newest first, ``limit`` (1..100) of them with ids below ``before``;
-    and the ``before`` of the next page (None on the last)."""
+    """The player's plays newest first, ``limit`` (1..100) of them with ids below ``before``,
+    in one statement; and the ``before`` of the next page (None on the last)."""
     if not 1 <= limit <= MAX_PAGE:
         raise InvalidError(f"limit must be 1..{MAX_PAGE}, got {limit}")
     query = _query().where(PlayRow.player_id == player_id)
     if before is not None:
         query = query.where(PlayRow.id < before)
-    rows = session.execute(query.order_by(PlayRow.id.desc()).limit(limit + 1)).all()
-    session.rollback()
+    rows = connection.execute(query.order_by(PlayRow.id.desc()).limit(limit + 1)).all()
     views = [_view(r) for r in rows[:limit]]
     return views, (views[-1].play_id if len(rows) > limit else None)

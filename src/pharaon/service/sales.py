@@ -210,9 +210,13 @@ def sell_many(*, session: Session, orders: Sequence[Order], now: datetime) -> li
         outcomes[sale.index] = Sold(play_id, sale.cells, _play_fields(sale, now))
     for index, player_id, play_id in unsold.replays:
         try:
-            outcomes[index] = view_play(session=session, player_id=player_id, play_id=play_id)
+            outcomes[index] = view_play(
+                connection=session.connection(), player_id=player_id, play_id=play_id
+            )
         except ServiceError as exc:
             outcomes[index] = exc
+    if unsold.replays:
+        session.rollback()  # read after the commit: nothing to keep
     if later:
         again = sell_many(session=session, orders=[orders[i] for i in later], now=now)
         for index, outcome in zip(later, again, strict=True):

@@ -13,6 +13,7 @@ from pharaon.web.deps import (
     IDEMPOTENCY_KEY_DOC,
     CredentialsDep,
     CurrentPlayer,
+    ReaderDep,
     SessionDep,
 )
 from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, RevealIn
@@ -47,22 +48,23 @@ def reveal(play_id: PlayId, body: RevealIn, current: CurrentPlayer, session: Ses
 
 
 @router.get("/plays/{play_id}")
-def get_play(play_id: PlayId, current: CurrentPlayer, session: SessionDep) -> PlayOut:
+def get_play(play_id: PlayId, current: CurrentPlayer, reader: ReaderDep) -> PlayOut:
     """One of the player's plays, as far as it is uncovered."""
-    return PlayOut.of(
-        plays.view_play(session=session, player_id=current.player_id, play_id=play_id)
-    )
+    with reader.connect() as connection:
+        found = plays.view_play(connection=connection, player_id=current.player_id, play_id=play_id)
+    return PlayOut.of(found)
 
 
 @router.get("/plays")
 def history(
     current: CurrentPlayer,
-    session: SessionDep,
+    reader: ReaderDep,
     limit: Annotated[int, Query(ge=1, le=plays.MAX_PAGE)] = 20,
     before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
 ) -> PlayPage:
     """The player's plays, newest first, ``limit`` per page."""
-    found, next_before = plays.history(
-        session=session, player_id=current.player_id, limit=limit, before=before
-    )
+    with reader.connect() as connection:
+        found, next_before = plays.history(
+            connection=connection, player_id=current.player_id, limit=limit, before=before
+        )
     return PlayPage(plays=[PlayOut.of(p) for p in found], next_before=next_before)

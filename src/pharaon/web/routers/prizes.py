@@ -7,16 +7,15 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from pharaon.service import blocks
-from pharaon.web.deps import SessionDep
+from pharaon.web.deps import ReaderDep
 from pharaon.web.schemas import RemainingOut
 
 router = APIRouter(tags=["prizes"])
 
 
 @router.get("/prizes/remaining")
-def remaining(
-    session: SessionDep, stake_cents: Annotated[int, Query()] = 100
-) -> list[RemainingOut]:
+def remaining(reader: ReaderDep, stake_cents: Annotated[int, Query()] = 100) -> list[RemainingOut]:
     """Per lot, how many units still hold it in the block on sale at ``stake_cents``."""
-    found = blocks.remaining_prizes(session=session, stake_cents=stake_cents)
+    with reader.connect() as connection:
+        found = blocks.remaining_prizes(connection=connection, stake_cents=stake_cents)
     return [RemainingOut(prize_cents=lot, remaining=n) for lot, n in found]
