@@ -11,7 +11,10 @@ HTTP/1.1 client in its own process (pgbench is C: our client must not eat the se
 also reports its own CPU per request.
 
     .venv/bin/python benchmarks/bench_purchases.py [--seconds 15] [--workers 2]
-        [--only all|postgres|sqlite] [--units 200000]
+        [--only all|postgres|sqlite] [--units 200000] [--page]
+
+With ``--page`` the buyers play as the web page does (``auto``): each purchase is followed by
+``GET /api/v1/me`` for the balance, and counts once that is answered.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
@@ -49,6 +53,20 @@ CLIENTS = 32
 UNITS = 200_000  # per price by default, enough for the run; a real block has 1,000,000
 REAL_BLOCK = 1_000_000
 LOADGEN = Path(__file__).with_name("loadgen.py")
+
+
+@dataclass(frozen=True, slots=True)
+class Run:
+    """What the command line asked for."""
+
+    seconds: float
+    workers: int
+    units: int
+    page: bool
+
+    @property
+    def what(self) -> str:
+        return "plays as the page makes them" if self.page else "purchases"
 
 
 def _libpq(url: str) -> str:
@@ -114,21 +132,22 @@ def _postgres_ticks() -> int:
     return _cpu_ticks([int(p) for p in out.stdout.split()], reaped=True)
 
 
-def _load(base: str, seconds: float, server: LiveServer) -> tuple[LoadResult, dict[str, float]]:
-    """CLIENTS buyers for ``seconds``, driven by loadgen.py in its own process (own event loop,
+def _load(server: LiveServer, run: Run) -> tuple[LoadResult, dict[str, float]]:
+    """CLIENTS buyers for ``run.seconds``, driven by loadgen.py in its own process (own event loop,
     own CPU account), so the driver's httpx and event loop cost nothing during the window; and
     the CPU seconds the server's processes and PostgreSQL's used meanwhile."""
-    tokens = asyncio.run(_players(base))
+    tokens = asyncio.run(_players(server.url))
     before_server = _cpu_ticks(_server_pids(server))
     before_pg = _postgres_ticks()
-    url = httpx.URL(base)
+    url = httpx.URL(server.url)
     args = [sys.executable, str(LOADGEN), "--host", url.host, "--port", str(url.port)]
+    args += ["--seconds", str(run.seconds), *(["--page"] if run.page else [])]
     out = subprocess.run(
-        [*args, "--seconds", str(seconds)],
+        args,
         input="\n".join(tokens),
         capture_output=True,
         text=True,
-        timeout=seconds + 120,
+        timeout=run.seconds + 120,
         check=False,
     )
     after_server = _cpu_ticks(_server_pids(server))
@@ -213,12 +232,12 @@ def _pgbench(seconds: float) -> tuple[float, float]:
 
 
 def _serve_and_load(
-    url: str, log: Path, workers: int, seconds: float
+    url: str, log: Path, run: Run
 ) -> tuple[LoadResult, list[float], dict[str, float]]:
-    server = LiveServer(url, log, workers=workers)
+    server = LiveServer(url, log, workers=run.workers)
     server.start()
     try:
-        result, cpu = _load(server.url, seconds, server)
+        result, cpu = _load(server, run)
         rss = _rss_mb(server)
     finally:
         server.stop()
@@ -265,7 +284,7 @@ def _report(label: str, result: LoadResult, cpu: dict[str, float]) -> None:
         print(f"  CPU per purchase (whole run of the load generator): {per}")
 
 
-def _postgres(name: str, tmp: Path, workers: int, seconds: float, units: int) -> None:
+def _postgres(name: str, tmp: Path, run: Run) -> None:
     with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
         commit = conn.execute("SHOW synchronous_commit").fetchone()
@@ -273,31 +292,31 @@ def _postgres(name: str, tmp: Path, workers: int, seconds: float, units: int) ->
     setting = commit[0] if commit else "?"
     print(
         f"PostgreSQL synchronous_commit = {setting}; {CLIENTS} clients, "
-        f"{workers} workers, {seconds:.0f} s"
+        f"{run.workers} workers, {run.seconds:.0f} s; HTTP {run.what}"
     )
-    _prepare(pg_url, units)
+    _prepare(pg_url, run.units)
     with Steal() as steal:
-        result, rss, cpu = _serve_and_load(pg_url, tmp / "pg.log", workers, seconds)
-    _report("HTTP purchases, PostgreSQL:", result, cpu)
+        result, rss, cpu = _serve_and_load(pg_url, tmp / "pg.log", run)
+    _report(f"HTTP {run.what}, PostgreSQL:", result, cpu)
     print(f"  server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}")
     print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
     with Steal() as steal:
-        tps, pg_us = _pgbench(seconds)
+        tps, pg_us = _pgbench(run.seconds)
     print(
         f"  pgbench tpcb-like -c {CLIENTS}:     {tps:8.1f} tps   "
         f"(PostgreSQL CPU {pg_us:.0f} µs each)"
     )
     print(f"  CPU stolen by the hypervisor during pgbench: {steal.share:.0%}")
-    print(f"  ratio purchases / tpcb-like:  {result.rate / tps:8.3f}   (goal >= 1.0)")
+    print(f"  ratio {run.what} / tpcb-like:  {result.rate / tps:8.3f}   (goal >= 1.0)")
 
 
-def _sqlite(tmp: Path, workers: int, seconds: float, units: int) -> None:
+def _sqlite(tmp: Path, run: Run) -> None:
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
-    _prepare(sqlite_url, units)
+    _prepare(sqlite_url, run.units)
     with Steal() as steal:
-        result, rss, cpu = _serve_and_load(sqlite_url, tmp / "sqlite.log", workers, seconds)
+        result, rss, cpu = _serve_and_load(sqlite_url, tmp / "sqlite.log", run)
     del cpu["postgres"]
-    _report(f"HTTP purchases, SQLite ({workers} workers):", result, cpu)
+    _report(f"HTTP {run.what}, SQLite ({run.workers} workers):", result, cpu)
     print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
     print("  (goals: SQLite >= 1000 /s; p99 <= 50 ms)")
     print(f"  server RSS (MB): {', '.join(f'{r:.0f}' for r in rss)}")
@@ -314,16 +333,18 @@ def main() -> None:
         default=UNITS,
         help=f"units per block (test design); {REAL_BLOCK:,} loads the regulation's blocks",
     )
+    parser.add_argument("--page", action="store_true", help="GET /me after each purchase")
     args = parser.parse_args()
     if args.units < 1_000 or args.units > REAL_BLOCK:
         parser.error(f"--units must be between 1,000 and {REAL_BLOCK:,}")
+    run = Run(seconds=args.seconds, workers=args.workers, units=args.units, page=args.page)
     tmp = Path(tempfile.mkdtemp(prefix="pharaon-bench-"))
     name = f"pharaon_bench_{secrets.token_hex(4)}"
     try:
         if args.only in ("all", "postgres"):
-            _postgres(name, tmp, args.workers, args.seconds, args.units)
+            _postgres(name, tmp, run)
         if args.only in ("all", "sqlite"):
-            _sqlite(tmp, args.workers, args.seconds, args.units)
+            _sqlite(tmp, run)
     finally:
         if args.only in ("all", "postgres"):
             with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:

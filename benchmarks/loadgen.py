@@ -3,9 +3,11 @@
 The machine has two cores shared by the server, PostgreSQL and this client, so the client must
 cost little CPU per request, as pgbench does: one asyncio stream per buyer on uvloop, the request
 bytes encoded once (only the Idempotency-Key changes), and of the response only the status line,
-the framing headers and the body. Run by ``bench_purchases.py`` in its own process:
+the framing headers and the body. With ``--page``, each buyer plays as the page does in
+``auto`` mode: the purchase, then ``GET /api/v1/me`` for the balance; a purchase then counts (and
+its latency runs) until that answer. Run by ``bench_purchases.py`` in its own process:
 
-    python benchmarks/loadgen.py --host 127.0.0.1 --port 8000 --seconds 10 < tokens
+    python benchmarks/loadgen.py --host 127.0.0.1 --port 8000 --seconds 10 [--page] < tokens
 
 (one bearer token a line on stdin, one buyer each); prints a JSON ``LoadResult`` on stdout.
 """
@@ -24,6 +26,7 @@ from typing import Any
 import uvloop
 
 PATH = "/api/v1/plays"
+ME_PATH = "/api/v1/me"
 BODY = b'{"stake_cents":100,"mode":"auto"}'
 ERROR_SAMPLES = 5
 _NO_BODY = frozenset({204, 304})
@@ -37,10 +40,10 @@ class ProtocolError(RuntimeError):
 class LoadResult:
     """What the buyers did during the measured window (warm-up excluded)."""
 
-    purchases: int  # responses 201
-    responses: int  # all responses, 201 or not
+    purchases: int  # responses 201 (with --page: each followed by a GET /me answered 200)
+    responses: int  # all responses, 201 or not (with --page: a purchase and its GET /me, one)
     elapsed_s: float
-    p50_ms: float  # latency of the purchases (201 only)
+    p50_ms: float  # latency of the purchases (201 only; with --page, until the /me answer)
     p99_ms: float
     errors: int  # non-201 responses and failed requests
     error_samples: tuple[str, ...]  # the first few, status and body
@@ -133,11 +136,12 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool
 
 
 class _Buyer:
-    """One keep-alive connection, one player, one purchase at a time."""
+    """One keep-alive connection, one player, one purchase at a time (and with ``page``, the
+    balance read after it)."""
 
-    __slots__ = ("_head", "_host", "_key", "_port", "_reader", "_writer")
+    __slots__ = ("_head", "_host", "_key", "_me", "_port", "_reader", "_writer")
 
-    def __init__(self, host: str, port: int, token: str) -> None:
+    def __init__(self, host: str, port: int, token: str, *, page: bool = False) -> None:
         self._host = host
         self._port = port
         self._head = (
@@ -145,6 +149,12 @@ class _Buyer:
             f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
             f"Content-Length: {len(BODY)}\r\nIdempotency-Key: p"
         ).encode("ascii")
+        self._me = (
+            f"GET {ME_PATH} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Authorization: Bearer {token}\r\n\r\n".encode("ascii")
+            if page
+            else None
+        )
         self._key = 0
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -155,10 +165,20 @@ class _Buyer:
         self._reader = self._writer = None
 
     async def buy(self, tally: _Tally) -> tuple[int, bytes, float]:
-        """(status, body, latency in s) of one purchase under a fresh Idempotency-Key."""
+        """(status, body, latency in s) of one purchase under a fresh Idempotency-Key; with
+        ``page``, then of the balance read, unless the purchase failed."""
         request = b"%b%d\r\n\r\n%b" % (self._head, self._key, BODY)
         self._key += 1
         start = time.perf_counter()
+        status, body = await self._exchange(request, tally)
+        if status == 201 and self._me is not None:
+            status, body = await self._exchange(self._me, tally)
+            if status == 200:
+                status = 201  # the page's purchase is complete
+        return status, body, time.perf_counter() - start
+
+    async def _exchange(self, request: bytes, tally: _Tally) -> tuple[int, bytes]:
+        """Send ``request`` and read its answer: (status, body)."""
         for retry in (False, True):
             fresh = self._writer is None
             if self._reader is None or self._writer is None:
@@ -179,7 +199,7 @@ class _Buyer:
             if not keep:
                 self.close()
                 tally.reconnects += 1
-            return status, body, time.perf_counter() - start
+            return status, body
         raise AssertionError("unreachable")
 
     async def run(self, tally: _Tally) -> None:
@@ -204,10 +224,12 @@ def _percentile_ms(ordered: list[float], q: float) -> float:
     return ordered[min(int(len(ordered) * q), len(ordered) - 1)] * 1000 if ordered else float("nan")
 
 
-async def run(host: str, port: int, tokens: list[str], seconds: float) -> LoadResult:
+async def run(
+    host: str, port: int, tokens: list[str], seconds: float, *, page: bool = False
+) -> LoadResult:
     """One buyer per token; each connects and buys once (warm-up), then all buy for ``seconds``."""
     tally = _Tally()
-    buyers = [_Buyer(host, port, token) for token in tokens]
+    buyers = [_Buyer(host, port, token, page=page) for token in tokens]
     try:
         await asyncio.gather(*(buyer.buy(tally) for buyer in buyers))
         tasks = [asyncio.create_task(buyer.run(tally)) for buyer in buyers]
@@ -248,13 +270,14 @@ def main() -> None:
     parser.add_argument("--host", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seconds", type=float, required=True)
+    parser.add_argument("--page", action="store_true", help="GET /me after each purchase")
     args = parser.parse_args()
     tokens = sys.stdin.read().split()
     if not tokens:
         parser.error("no bearer tokens on stdin (one a line, one buyer each)")
     # uvloop, as the server runs on: the client's CPU is taken from the same two cores.
     with asyncio.Runner(loop_factory=uvloop.new_event_loop) as runner:
-        result = runner.run(run(args.host, args.port, tokens, args.seconds))
+        result = runner.run(run(args.host, args.port, tokens, args.seconds, page=args.page))
     print(result.to_json())
 
 

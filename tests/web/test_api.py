@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, event, select, update
 
 from pharaon.game.evaluate import evaluate
 from pharaon.game.unit import parse_ticket
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
+from pharaon.store.settings import Settings
 from pharaon.store.tables import Account, UnitRow
+from pharaon.web.app import DESKS, create_app
 from tests.conftest import BlockLoader, Player
 
 
@@ -321,3 +326,34 @@ def test_log_out_ends_the_bearer_session(client: TestClient, player: Player) -> 
     for headers in ({}, {"Authorization": "Basic abc"}, {"Authorization": "Bearer nope"}):
         r = client.get("/api/v1/me", headers=headers)
         assert (r.status_code, r.json()["error"]) == (401, "unauthorized"), headers
+
+
+def test_the_routes_threads_hold_no_more_connections_than_the_pool(
+    engine: Engine, settings: Settings
+) -> None:
+    """The routes that run in threads run ``pool_size`` at a time: with the desks', the
+    connections held at once never pass the pool, so none is opened and closed per request."""
+    small = settings.model_copy(update={"pool_size": 2})
+    lock = threading.Lock()
+    held = most = 0
+
+    def checked_out(*_: object) -> None:
+        nonlocal held, most
+        with lock:
+            held += 1
+            most = max(most, held)
+
+    def checked_in(*_: object) -> None:
+        nonlocal held
+        with lock:
+            held -= 1
+
+    event.listen(engine, "checkout", checked_out)
+    event.listen(engine, "checkin", checked_in)
+    with TestClient(create_app(small, engine=engine)) as client:
+        player = Player(client, "many@example.org")
+        most = 0
+        with ThreadPoolExecutor(16) as pool:
+            codes = list(pool.map(lambda _: player.get("/plays").status_code, range(64)))
+    assert codes == [200] * 64
+    assert 1 <= most <= small.pool_size + DESKS

@@ -26,4 +26,6 @@ class Settings(BaseSettings):
     lockout_failures: int = 5
     lockout_minutes: int = 15
     cookie_secure: bool = False
+    # Database connections per worker for the routes' threads (each holds one), besides those
+    # of the desks; also how many such threads run at once.
     pool_size: int = 10
