@@ -36,22 +36,16 @@ def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
     sessions = make_sessionmaker(engine)
     player_id = funded_player(sessions, "limited", 500)
     with sessions() as session:
-        limits.set_limits(
-            session=session,
-            player_id=player_id,
-            daily_cents=1_000,
-            weekly_cents=None,
-            monthly_cents=9_000,
-            now=utcnow(),
-        )
-        limits.set_limits(  # a raise of the daily limit, a lower monthly one
-            session=session,
-            player_id=player_id,
-            daily_cents=2_000,
-            weekly_cents=None,
-            monthly_cents=8_000,
-            now=utcnow(),
-        )
+        # Then a raise of the daily limit, and a lower monthly one.
+        for daily, monthly in ((1_000, 9_000), (2_000, 8_000)):
+            limits.set_limits(
+                session=session,
+                player_id=player_id,
+                daily_cents=daily,
+                weekly_cents=None,
+                monthly_cents=monthly,
+                now=utcnow(),
+            )
     found = _look_up(engine, player_id)
     assert (found.limits.daily_cents, found.limits.weekly_cents) == (1_000, None)
     assert found.limits.monthly_cents == 8_000
