@@ -10,6 +10,9 @@ grows to what arrived meanwhile, and a lone request is served at once.
   answered only after the commit that made its purchase durable.
 - The session desk looks up the tokens of the other routes' requests with
   :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
+- The read desk runs the reads of one statement that routes give it (a player's standing, a
+  play, the history), one after the other on one connection, off the event loop: a thread
+  wakes once per batch, not once per request.
 
 Nothing is kept between batches: the orders, sessions and outcomes live in the database.
 """
@@ -20,17 +23,18 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon.service import sales, sessions
 from pharaon.service.clock import utcnow
+from pharaon.service.errors import ServiceError
 from pharaon.service.plays import PlayView
 
 MAX_BATCH = 64
@@ -39,6 +43,7 @@ _log = logging.getLogger(__name__)
 
 Request = TypeVar("Request")
 Answer = TypeVar("Answer")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -251,3 +256,28 @@ class SessionDesk(Desk[str, sessions.Found]):
             return sessions.lookup_many(
                 connection=connection, tokens=requests, now=utcnow(), idle=self._idle
             )
+
+
+class ReadDesk(Desk[Callable[[Connection], Any], Any]):
+    """Runs reads in batches on one connection of ``reader``
+    (:func:`pharaon.store.engine.make_reader`: each statement on its own, seeing the last
+    commit; on SQLite beside the writer). A read is a function of that connection that runs one
+    statement; one that raises a ServiceError gets it as its answer, the others theirs."""
+
+    def __init__(self, reader: Engine, *, max_batch: int = MAX_BATCH) -> None:
+        super().__init__("read desk", max_batch=max_batch)
+        self._reader = reader
+
+    async def read(self, read: Callable[[Connection], T]) -> T:
+        """What ``read`` returns, or the ServiceError it raised."""
+        return cast(T, await self.ask(read))
+
+    def _serve_batch(self, requests: list[Callable[[Connection], Any]]) -> Sequence[Any]:
+        answers: list[Any] = []
+        with self._reader.connect() as connection:
+            for read in requests:
+                try:
+                    answers.append(read(connection))
+                except ServiceError as exc:
+                    answers.append(exc)
+        return answers

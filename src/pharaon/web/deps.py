@@ -13,7 +13,7 @@ from starlette.concurrency import run_in_threadpool
 
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
-from pharaon.service.desk import SessionDesk
+from pharaon.service.desk import ReadDesk, SessionDesk
 from pharaon.service.errors import ServiceError, UnauthorizedError
 from pharaon.store.settings import Settings
 
@@ -39,11 +39,18 @@ async def _reader(request: Request) -> Engine:
     return reader
 
 
+async def _read_desk(request: Request) -> ReadDesk:
+    desk: ReadDesk = request.app.state.read_desk
+    return desk
+
+
 SettingsDep = Annotated[Settings, Depends(_settings)]
 SessionDep = Annotated[Session, Depends(_session)]
-# For a read of one statement (:func:`pharaon.store.engine.make_reader`): the route connects
-# in its own thread; no transaction, and on SQLite no wait for the writer.
+# For a read of one statement (:func:`pharaon.store.engine.make_reader`): no transaction, and
+# on SQLite no wait for the writer. An async route gives it to the read desk (ReadsDep), which
+# runs the reads waiting together on one connection; a route in a thread connects itself.
 ReaderDep = Annotated[Engine, Depends(_reader)]
+ReadsDep = Annotated[ReadDesk, Depends(_read_desk)]
 
 
 async def credentials(request: Request) -> sessions.Credentials:

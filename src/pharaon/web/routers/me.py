@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from sqlalchemy import Connection
 
 from pharaon.service import limits, standing
 from pharaon.service.clock import utcnow
 from pharaon.service.sessions import Current
-from pharaon.web.deps import CurrentPlayer, ReaderDep, SessionDep
+from pharaon.web.deps import CurrentPlayer, ReaderDep, ReadsDep, SessionDep
 from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, SelfExclusionIn
 
 router = APIRouter(tags=["me"])
 
 
-def _me(connection: Connection, current: Current) -> MeOut:
-    found = standing.look_up(connection=connection, player_id=current.player_id, now=utcnow())
+def _me(current: Current, found: standing.Standing) -> MeOut:
     return MeOut(
         email=current.email,
         balance_cents=found.balance_cents,
@@ -25,10 +23,13 @@ def _me(connection: Connection, current: Current) -> MeOut:
 
 
 @router.get("/me")
-def me(current: CurrentPlayer, reader: ReaderDep) -> MeOut:
+async def me(current: CurrentPlayer, reads: ReadsDep) -> MeOut:
     """The player's balance, limits and self-exclusion."""
-    with reader.connect() as connection:
-        return _me(connection, current)
+    player_id, now = current.player_id, utcnow()
+    found = await reads.read(
+        lambda connection: standing.look_up(connection=connection, player_id=player_id, now=now)
+    )
+    return _me(current, found)
 
 
 @router.put("/me/limits")
@@ -52,4 +53,5 @@ def self_exclude(
     """Exclude oneself from deposits and plays for ``days`` days."""
     limits.self_exclude(session=session, player_id=current.player_id, days=body.days, now=utcnow())
     with reader.connect() as connection:  # after the commit: it shows the exclusion
-        return _me(connection, current)
+        found = standing.look_up(connection=connection, player_id=current.player_id, now=utcnow())
+    return _me(current, found)

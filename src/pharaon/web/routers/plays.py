@@ -14,6 +14,7 @@ from pharaon.web.deps import (
     CredentialsDep,
     CurrentPlayer,
     ReaderDep,
+    ReadsDep,
     SessionDep,
 )
 from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, RevealIn
@@ -48,10 +49,14 @@ def reveal(play_id: PlayId, body: RevealIn, current: CurrentPlayer, session: Ses
 
 
 @router.get("/plays/{play_id}")
-def get_play(play_id: PlayId, current: CurrentPlayer, reader: ReaderDep) -> PlayOut:
+async def get_play(play_id: PlayId, current: CurrentPlayer, reads: ReadsDep) -> PlayOut:
     """One of the player's plays, as far as it is uncovered."""
-    with reader.connect() as connection:
-        found = plays.view_play(connection=connection, player_id=current.player_id, play_id=play_id)
+    player_id = current.player_id
+    found = await reads.read(
+        lambda connection: plays.view_play(
+            connection=connection, player_id=player_id, play_id=play_id
+        )
+    )
     return PlayOut.of(found)
 
 
@@ -63,6 +68,8 @@ def history(
     before: Annotated[int | None, Query(ge=1, le=2**31 - 1)] = None,
 ) -> PlayPage:
     """The player's plays, newest first, ``limit`` per page."""
+    # In a thread, not at the read desk: a page of many plays would hold up the reads queued
+    # behind it.
     with reader.connect() as connection:
         found, next_before = plays.history(
             connection=connection, player_id=current.player_id, limit=limit, before=before
