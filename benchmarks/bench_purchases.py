@@ -11,10 +11,11 @@ HTTP/1.1 client in its own process (pgbench is C: our client must not eat the se
 also reports its own CPU per request.
 
     .venv/bin/python benchmarks/bench_purchases.py [--seconds 15] [--workers 2]
-        [--only all|postgres|sqlite] [--units 200000] [--page]
+        [--only all|postgres|sqlite] [--units 200000] [--page auto|jouer]
 
-With ``--page`` the buyers play as the web page does (``auto``): each purchase is followed by
-``GET /api/v1/me`` for the balance, and counts once that is answered.
+With ``--page MODE`` the buyers play as the web page does: each purchase (in that mode) is
+followed, in ``jouer``, by the four requests that uncover its grids, then by ``GET /api/v1/me``
+for the balance, and counts once that is answered.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from tests.web.live import LiveServer  # noqa: E402
 
-from loadgen import LoadResult  # noqa: E402  (next to this script, on sys.path when run)
+from loadgen import PAGE_MODES, LoadResult  # noqa: E402  (next to this script, on sys.path when run)
 
 POSTGRES = os.environ.get("PHARAON_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 CLIENTS = 32
@@ -62,11 +63,11 @@ class Run:
     seconds: float
     workers: int
     units: int
-    page: bool
+    page: str | None  # None, or the mode the page plays in
 
     @property
     def what(self) -> str:
-        return "plays as the page makes them" if self.page else "purchases"
+        return f"{self.page} plays as the page makes them" if self.page else "purchases"
 
 
 def _libpq(url: str) -> str:
@@ -141,7 +142,7 @@ def _load(server: LiveServer, run: Run) -> tuple[LoadResult, dict[str, float]]:
     before_pg = _postgres_ticks()
     url = httpx.URL(server.url)
     args = [sys.executable, str(LOADGEN), "--host", url.host, "--port", str(url.port)]
-    args += ["--seconds", str(run.seconds), *(["--page"] if run.page else [])]
+    args += ["--seconds", str(run.seconds), *(["--page", run.page] if run.page else [])]
     out = subprocess.run(
         args,
         input="\n".join(tokens),
@@ -333,7 +334,7 @@ def main() -> None:
         default=UNITS,
         help=f"units per block (test design); {REAL_BLOCK:,} loads the regulation's blocks",
     )
-    parser.add_argument("--page", action="store_true", help="GET /me after each purchase")
+    parser.add_argument("--page", choices=PAGE_MODES, help="play as the page does, in this mode")
     args = parser.parse_args()
     if args.units < 1_000 or args.units > REAL_BLOCK:
         parser.error(f"--units must be between 1,000 and {REAL_BLOCK:,}")

@@ -3,11 +3,13 @@
 The machine has two cores shared by the server, PostgreSQL and this client, so the client must
 cost little CPU per request, as pgbench does: one asyncio stream per buyer on uvloop, the request
 bytes encoded once (only the Idempotency-Key changes), and of the response only the status line,
-the framing headers and the body. With ``--page``, each buyer plays as the page does in
-``auto`` mode: the purchase, then ``GET /api/v1/me`` for the balance; a purchase then counts (and
-its latency runs) until that answer. Run by ``bench_purchases.py`` in its own process:
+the framing headers and the body. With ``--page MODE``, each buyer plays as the page does: the
+purchase in that mode; in ``jouer`` the four grids uncovered one request each; then ``GET
+/api/v1/me`` for the balance. A purchase then counts (and its latency runs) until that answer.
+Run by ``bench_purchases.py`` in its own process:
 
-    python benchmarks/loadgen.py --host 127.0.0.1 --port 8000 --seconds 10 [--page] < tokens
+    python benchmarks/loadgen.py --host 127.0.0.1 --port 8000 --seconds 10
+        [--page auto|jouer] < tokens
 
 (one bearer token a line on stdin, one buyer each); prints a JSON ``LoadResult`` on stdout.
 """
@@ -28,6 +30,9 @@ import uvloop
 PATH = "/api/v1/plays"
 ME_PATH = "/api/v1/me"
 BODY = b'{"stake_cents":100,"mode":"auto"}'
+JOUER_BODY = b'{"stake_cents":100,"mode":"jouer"}'
+GRIDS = 4
+PAGE_MODES = ("auto", "jouer")
 ERROR_SAMPLES = 5
 _NO_BODY = frozenset({204, 304})
 
@@ -40,8 +45,8 @@ class ProtocolError(RuntimeError):
 class LoadResult:
     """What the buyers did during the measured window (warm-up excluded)."""
 
-    purchases: int  # responses 201 (with --page: each followed by a GET /me answered 200)
-    responses: int  # all responses, 201 or not (with --page: a purchase and its GET /me, one)
+    purchases: int  # responses 201 (with --page: and every request after it answered 200)
+    responses: int  # all responses, 201 or not (with --page: a purchase and what follows, one)
     elapsed_s: float
     p50_ms: float  # latency of the purchases (201 only; with --page, until the /me answer)
     p99_ms: float
@@ -136,25 +141,24 @@ async def _read_response(reader: asyncio.StreamReader) -> tuple[int, bytes, bool
 
 
 class _Buyer:
-    """One keep-alive connection, one player, one purchase at a time (and with ``page``, the
-    balance read after it)."""
+    """One keep-alive connection, one player, one purchase at a time (and with ``page``, what
+    the page asks after it)."""
 
-    __slots__ = ("_head", "_host", "_key", "_me", "_port", "_reader", "_writer")
+    __slots__ = (
+        "_auth", "_body", "_head", "_host", "_key", "_me", "_page", "_port", "_reader", "_writer",
+    )  # fmt: skip
 
-    def __init__(self, host: str, port: int, token: str, *, page: bool = False) -> None:
+    def __init__(self, host: str, port: int, token: str, *, page: str | None = None) -> None:
         self._host = host
         self._port = port
+        self._page = page
+        self._body = JOUER_BODY if page == "jouer" else BODY
+        self._auth = f"Host: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
         self._head = (
-            f"POST {PATH} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            f"Authorization: Bearer {token}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(BODY)}\r\nIdempotency-Key: p"
+            f"POST {PATH} HTTP/1.1\r\n{self._auth}Content-Type: application/json\r\n"
+            f"Content-Length: {len(self._body)}\r\nIdempotency-Key: p"
         ).encode("ascii")
-        self._me = (
-            f"GET {ME_PATH} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-            f"Authorization: Bearer {token}\r\n\r\n".encode("ascii")
-            if page
-            else None
-        )
+        self._me = f"GET {ME_PATH} HTTP/1.1\r\n{self._auth}\r\n".encode("ascii")
         self._key = 0
         self._reader: asyncio.StreamReader | None = None
         self._writer: asyncio.StreamWriter | None = None
@@ -166,16 +170,32 @@ class _Buyer:
 
     async def buy(self, tally: _Tally) -> tuple[int, bytes, float]:
         """(status, body, latency in s) of one purchase under a fresh Idempotency-Key; with
-        ``page``, then of the balance read, unless the purchase failed."""
-        request = b"%b%d\r\n\r\n%b" % (self._head, self._key, BODY)
+        ``page``, of the first request after it that failed, if any."""
+        request = b"%b%d\r\n\r\n%b" % (self._head, self._key, self._body)
         self._key += 1
         start = time.perf_counter()
         status, body = await self._exchange(request, tally)
-        if status == 201 and self._me is not None:
-            status, body = await self._exchange(self._me, tally)
+        if status == 201 and self._page is not None:
+            status, body = await self._after(body, tally)
             if status == 200:
                 status = 201  # the page's purchase is complete
         return status, body, time.perf_counter() - start
+
+    async def _after(self, bought: bytes, tally: _Tally) -> tuple[int, bytes]:
+        """What the page asks once the purchase ``bought`` is answered: in ``jouer`` each grid,
+        then the balance; (status, body) of the first that fails, or of the last."""
+        if self._page == "jouer":
+            path = f"{PATH}/{json.loads(bought)['play_id']}/reveal"
+            for grid in range(1, GRIDS + 1):
+                body = b'{"grid":%d}' % grid
+                reveal = (
+                    f"POST {path} HTTP/1.1\r\n{self._auth}Content-Type: application/json\r\n"
+                    f"Content-Length: {len(body)}\r\n\r\n"
+                ).encode("ascii") + body
+                status, answer = await self._exchange(reveal, tally)
+                if status != 200:
+                    return status, answer
+        return await self._exchange(self._me, tally)
 
     async def _exchange(self, request: bytes, tally: _Tally) -> tuple[int, bytes]:
         """Send ``request`` and read its answer: (status, body)."""
@@ -225,7 +245,7 @@ def _percentile_ms(ordered: list[float], q: float) -> float:
 
 
 async def run(
-    host: str, port: int, tokens: list[str], seconds: float, *, page: bool = False
+    host: str, port: int, tokens: list[str], seconds: float, *, page: str | None = None
 ) -> LoadResult:
     """One buyer per token; each connects and buys once (warm-up), then all buy for ``seconds``."""
     tally = _Tally()
@@ -270,7 +290,7 @@ def main() -> None:
     parser.add_argument("--host", required=True)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--seconds", type=float, required=True)
-    parser.add_argument("--page", action="store_true", help="GET /me after each purchase")
+    parser.add_argument("--page", choices=PAGE_MODES, help="play as the page does, in this mode")
     args = parser.parse_args()
     tokens = sys.stdin.read().split()
     if not tokens:
