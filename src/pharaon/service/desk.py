@@ -10,6 +10,8 @@ grows to what arrived meanwhile, and a lone request is served at once.
   answered only after the commit that made its purchase durable.
 - The session desk looks up the tokens of the other routes' requests with
   :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
+- The reveal desk uncovers the grids asked for together with
+  :func:`pharaon.service.plays.reveal_many`, in one transaction: one commit for the batch.
 - The read desk runs the reads of one statement that routes give it (a player's standing, a
   play, the history), one after the other on one connection, off the event loop: a thread
   wakes once per batch, not once per request.
@@ -32,7 +34,7 @@ from typing import Any, Generic, TypeVar, cast
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from pharaon.service import sales, sessions
+from pharaon.service import plays, sales, sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError
 from pharaon.service.plays import PlayView
@@ -240,6 +242,18 @@ class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
             sold = iter(sales.sell_many(session=session, orders=orders, now=now))
             session.commit()  # what was due for the sessions, if nothing was sold
         return [next(sold) if isinstance(player, sessions.Current) else player for player in let_in]
+
+
+class RevealDesk(Desk[plays.Reveal, PlayView]):
+    """Uncovers grids in batches, each batch in one transaction of ``sessions``."""
+
+    def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
+        super().__init__("reveal desk", max_batch=max_batch)
+        self._sessions = sessions
+
+    def _serve_batch(self, requests: list[plays.Reveal]) -> Sequence[PlayView | Exception]:
+        with self._sessions() as session:
+            return plays.reveal_many(session=session, reveals=requests)
 
 
 class SessionDesk(Desk[str, sessions.Found]):

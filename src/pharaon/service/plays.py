@@ -4,18 +4,19 @@ is uncovered; an unsold unit never shows at all."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, select, update
+from sqlalchemy import Connection, Row, bindparam, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.board import BONUS_CELLS, GRIDS
 from pharaon.game.evaluate import evaluate
 from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
-from pharaon.service.errors import InvalidError, NotFoundError
+from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
 from pharaon.store.tables import PlayRow, UnitRow
 
 MAX_PAGE = 100
@@ -111,36 +112,61 @@ def build_view(
     )
 
 
+# Built once: the page asks for them at every grid.
+_ONE_PLAY = _query().where(
+    PlayRow.id == bindparam("play"), PlayRow.player_id == bindparam("player")
+)
+_UNCOVER = (
+    update(PlayRow)
+    .where(PlayRow.id == bindparam("play"), PlayRow.player_id == bindparam("player"))
+    .values(revealed=PlayRow.revealed.op("|")(bindparam("grid_bit")))
+    .returning(PlayRow.id)
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal:
+    """A player's request to uncover grid ``grid`` (1..4) of play ``play_id``."""
+
+    player_id: int
+    play_id: int
+    grid: int
+
+
 def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayView:
     """The player's play ``play_id``, in one statement; :class:`NotFoundError` for anyone
     else's."""
-    row = connection.execute(
-        _query().where(PlayRow.id == play_id, PlayRow.player_id == player_id)
-    ).first()
+    row = connection.execute(_ONE_PLAY, {"play": play_id, "player": player_id}).first()
     if row is None:
         raise NotFoundError(f"no play {play_id} of yours")
     return _view(row)
 
 
-def reveal(*, session: Session, player_id: int, play_id: int, grid: int) -> PlayView:
-    """Uncover grid ``grid`` (1..4) of the play; uncovering it again changes nothing."""
-    if not 1 <= grid <= GRIDS:
-        raise InvalidError(f"grid must be 1..{GRIDS}, got {grid}")
+def reveal_many(*, session: Session, reveals: Sequence[Reveal]) -> list[PlayView | ServiceError]:
+    """Uncover the grid of each of ``reveals`` in one transaction (one commit); for each, its
+    play as far as uncovered, or what refused it: :class:`InvalidError` for a grid outside
+    1..4, :class:`NotFoundError` for a play that is not the player's. Uncovering a grid again
+    changes nothing. The plays are locked in id order, as every batch locks them."""
+    outcomes: dict[int, PlayView | ServiceError] = {}
     try:
-        done = session.execute(
-            update(PlayRow)
-            .where(PlayRow.id == play_id, PlayRow.player_id == player_id)
-            .values(revealed=PlayRow.revealed.op("|")(1 << (grid - 1)))
-            .returning(PlayRow.id)
-        ).first()
-        if done is None:
-            raise NotFoundError(f"no play {play_id} of yours")
-        view = view_play(connection=session.connection(), player_id=player_id, play_id=play_id)
+        connection = session.connection()
+        for index in sorted(range(len(reveals)), key=lambda i: reveals[i].play_id):
+            r = reveals[index]
+            if not 1 <= r.grid <= GRIDS:
+                outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}")
+                continue
+            params = {"play": r.play_id, "player": r.player_id, "grid_bit": 1 << (r.grid - 1)}
+            if connection.execute(_UNCOVER, params).first() is None:
+                outcomes[index] = NotFoundError(f"no play {r.play_id} of yours")
+                continue
+            outcomes[index] = view_play(
+                connection=connection, player_id=r.player_id, play_id=r.play_id
+            )
         session.commit()
     except BaseException:
         session.rollback()
         raise
-    return view
+    return [outcomes[i] for i in range(len(reveals))]
 
 
 def history(

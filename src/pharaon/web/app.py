@@ -18,7 +18,7 @@ from sqlalchemy import Engine
 
 from pharaon import __version__
 from pharaon.service import sales
-from pharaon.service.desk import ReadDesk, SalesDesk, SessionDesk
+from pharaon.service.desk import ReadDesk, RevealDesk, SalesDesk, SessionDesk
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
@@ -26,7 +26,8 @@ from pharaon.web import errors
 from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
 
 API_PREFIX = "/api/v1"
-DESKS = 3  # the sales, session and read desks: a database connection each, in their batches
+# The sales, reveal, session and read desks: a database connection each, in their batches.
+DESKS = 4
 STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
 
 
@@ -45,6 +46,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         to_thread.current_default_thread_limiter().total_tokens = settings.pool_size
         yield
         app.state.desk.close()
+        app.state.reveal_desk.close()
         app.state.session_desk.close()
         app.state.read_desk.close()
         if own_engine:
@@ -68,6 +70,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     idle = timedelta(minutes=settings.session_idle_minutes)
     app.state.reader = reader = make_reader(engine)
     app.state.desk = SalesDesk(sales.sale_sessions(engine), reader, idle=idle)
+    app.state.reveal_desk = RevealDesk(app.state.sessionmaker)
     app.state.session_desk = SessionDesk(reader, idle=idle)
     app.state.read_desk = ReadDesk(reader)
     errors.install(app)

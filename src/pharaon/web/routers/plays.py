@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request, status
 
 from pharaon.service import plays
-from pharaon.service.desk import Purchase, SalesDesk
+from pharaon.service.desk import Purchase, RevealDesk, SalesDesk
 from pharaon.web.deps import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEY_DOC,
@@ -15,7 +15,6 @@ from pharaon.web.deps import (
     CurrentPlayer,
     ReaderDep,
     ReadsDep,
-    SessionDep,
 )
 from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, RevealIn
 
@@ -40,12 +39,13 @@ async def buy(body: PlayIn, shown: CredentialsDep, request: Request) -> PlayOut:
 
 
 @router.post("/plays/{play_id}/reveal")
-def reveal(play_id: PlayId, body: RevealIn, current: CurrentPlayer, session: SessionDep) -> PlayOut:
+async def reveal(
+    play_id: PlayId, body: RevealIn, current: CurrentPlayer, request: Request
+) -> PlayOut:
     """Uncover grid ``grid`` (1..4); the fourth shows the bonus grid and the lot."""
-    play = plays.reveal(
-        session=session, player_id=current.player_id, play_id=play_id, grid=body.grid
-    )
-    return PlayOut.of(play)
+    # The reveal desk uncovers the grids asked for together in one transaction.
+    uncover: RevealDesk = request.app.state.reveal_desk
+    return PlayOut.of(await uncover.ask(plays.Reveal(current.player_id, play_id, body.grid)))
 
 
 @router.get("/plays/{play_id}")
