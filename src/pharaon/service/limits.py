@@ -136,9 +136,10 @@ def set_limits(
 
 
 def check_not_excluded(excluded_until: datetime | None, now: datetime) -> None:
-    if excluded_until is not None and excluded_until > now:
+    until = still_excluded(excluded_until, now)
+    if until is not None:
         raise SelfExcludedError(
-            f"self-excluded until {excluded_until.isoformat(timespec='seconds')}: "
+            f"self-excluded until {until.isoformat(timespec='seconds')}: "
             "no deposits or plays until then"
         )
 
