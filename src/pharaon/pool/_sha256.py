@@ -4,9 +4,12 @@ A block's tree is three million SHA-256 compressions (a leaf is two, a node two,
 nodes as leaves); ``hashlib`` would spend most of its time in Python calls. Two compressions:
 
 - ``_compress_ni``: the x86 SHA extensions (``sha256rnds2``, ``sha256msg1``, ``sha256msg2``),
-  emitted as LLVM intrinsics; used when the CPU numba compiles for has them (AMD since Zen,
-  Intel since Ice Lake): about 40 ns a compression;
-- ``_compress_portable``: FIPS 180-4 in plain integer arithmetic, for any other CPU.
+  emitted as LLVM intrinsics, for CPUs that have them (AMD since Zen, Intel since Ice Lake);
+- ``_compress_portable``: FIPS 180-4 in plain integer arithmetic, for any CPU.
+
+Having the extensions does not make them fast: on one host of our machines they hashed a block
+7x faster than the portable code, on another 16x slower. So :func:`fastest` times both once per
+process and the faster one is used (``docs/performance.md`` has the figures).
 
 The kernels release the GIL and work on a range of rows, so the caller splits the rows between
 threads. ``hashlib`` checks both compressions in the tests.
@@ -14,11 +17,13 @@ threads. ``hashlib`` checks both compressions in the tests.
 
 from __future__ import annotations
 
+import functools
 import importlib
 import os
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Final
+from typing import Any, Final, cast
 
 import numba
 import numpy as np
@@ -68,7 +73,7 @@ def has_sha_extensions() -> bool:
 
 
 @intrinsic
-def _compress_ni(typingctx: Any, state: Any, data: Any, offset: Any) -> Any:
+def _sha_rounds(typingctx: Any, state: Any, data: Any, offset: Any) -> Any:
     """``state`` (8,) uint32 ← SHA-256 compression of ``data[offset:offset + 64]`` (uint8).
 
     The SHA extensions keep the eight working words as ABEF and CDGH; the message words are
@@ -177,21 +182,33 @@ def _pad(buf: Any, length: int) -> None:
     buf[127] = bits & 0xFF
 
 
-def _make_kernels(compress: Callable[..., None]) -> dict[str, Callable[..., None]]:
-    """The row kernels around one compression; each hashes rows ``start..stop``.
+def _hash_batch(  # noqa: PLR0917  (numba takes no keyword-only arguments)
+    buf: Any, state: Any, out: Any, first: int, count: int, ni: bool
+) -> None:
+    """out[first + b] = SHA-256 of the padded two-block message buf[b], for b < count."""
+    for b in range(count):
+        state[:] = H0
+        if ni:  # a constant where it is compiled: numba keeps only one branch
+            _compress_ni(state, buf[b], 0)
+            _compress_ni(state, buf[b], 64)
+        else:
+            _compress_portable(state, buf[b], 0)
+            _compress_portable(state, buf[b], 64)
+        _digest(state, out, first + b)
 
+
+Kernels = dict[str, Callable[..., None]]
+
+
+def _make_kernels(ni: bool) -> Kernels:
+    """The row kernels around one compression (``ni``: the SHA extensions, else portable);
+    each hashes rows ``start..stop``.
+
+    ``ni`` is a plain bool in the closures, so numba's on-disk cache finds them again in a
+    fresh process (a compiled function in the closure would change the cache key each time).
     Messages are built _BATCH at a time, then hashed: the compression reads 16 bytes at once,
     and reading bytes just written one by one would stall on each load.
     """
-
-    def hash_batch(buf: Any, state: Any, out: Any, first: int, count: int) -> None:
-        for b in range(count):
-            state[:] = H0
-            compress(state, buf[b], 0)
-            compress(state, buf[b], 64)
-            _digest(state, out, first + b)
-
-    hash_batch = numba.njit(inline="always")(hash_batch)
 
     def rows(messages: Any, out: Any, start: int, stop: int) -> None:
         """out[i] = SHA-256(messages[i]), messages (n, m) uint8, 64 ≤ m < 120."""
@@ -205,7 +222,7 @@ def _make_kernels(compress: Callable[..., None]) -> dict[str, Callable[..., None
             for b in range(count):
                 for j in range(m):
                     buf[b, j] = messages[first + b, j]
-            hash_batch(buf, state, out, first, count)
+            _hash_batch(buf, state, out, first, count, ni)
 
     def leaves(tickets: Any, lots: Any, out: Any, start: int, stop: int) -> None:
         """out[i] = SHA-256(0x00 ‖ serial i + 1 u32 BE ‖ tickets[i] (67) ‖ lots[i] u64 BE)."""
@@ -226,7 +243,7 @@ def _make_kernels(compress: Callable[..., None]) -> dict[str, Callable[..., None
                 lot = lots[i]
                 for j in range(8):
                     buf[b, 72 + j] = (lot >> (56 - 8 * j)) & 0xFF
-            hash_batch(buf, state, out, first, count)
+            _hash_batch(buf, state, out, first, count, ni)
 
     def parents(level: Any, out: Any, start: int, stop: int) -> None:
         """out[i] = SHA-256(0x01 ‖ level[2i] ‖ level[2i + 1])."""
@@ -242,30 +259,65 @@ def _make_kernels(compress: Callable[..., None]) -> dict[str, Callable[..., None
                 for j in range(32):
                     buf[b, 1 + j] = level[2 * i, j]
                     buf[b, 33 + j] = level[2 * i + 1, j]
-            hash_batch(buf, state, out, first, count)
+            _hash_batch(buf, state, out, first, count, ni)
 
     jit = numba.njit(cache=True, nogil=True)
     return {"rows": jit(rows), "leaves": jit(leaves), "parents": jit(parents)}
 
 
+_compress_ni = cast(Callable[..., None], _sha_rounds)  # called from compiled code only
 _rotr = numba.njit(inline="always")(_rotr)
 _compress_portable = numba.njit(inline="always")(_compress_portable)
 _digest = numba.njit(inline="always")(_digest)
 _pad = numba.njit(inline="always")(_pad)
+_hash_batch = numba.njit(inline="always")(_hash_batch)
 _BATCH: Final = 16
-USES_SHA_EXTENSIONS: Final = has_sha_extensions()
-PORTABLE: Final = _make_kernels(_compress_portable)
-_KERNELS: Final = _make_kernels(_compress_ni) if USES_SHA_EXTENSIONS else PORTABLE
 _THREADS: Final = max(1, min(4, os.cpu_count() or 1))
 _PER_THREAD_MIN: Final = 4096  # rows below which one thread does it all
+_TRIAL_ROWS: Final = 2048
+
+PORTABLE: Final = _make_kernels(ni=False)
+SHA_EXTENSIONS: Final = _make_kernels(ni=True) if has_sha_extensions() else None
 
 
-def run(
-    kind: str, args: tuple[Any, ...], n: int, kernels: dict[str, Callable[..., None]] | None = None
-) -> None:
+def available() -> dict[str, Kernels]:
+    """The kernels this CPU can run, by name: ``portable``, and ``sha-extensions`` where the
+    CPU has them."""
+    found = {"portable": PORTABLE}
+    if SHA_EXTENSIONS is not None:
+        found["sha-extensions"] = SHA_EXTENSIONS
+    return found
+
+
+def trial_seconds(kernels: Kernels, rows: int = _TRIAL_ROWS) -> float:
+    """Best of three timings of ``rows`` leaf hashes with ``kernels`` on one thread (compiled
+    or loaded from numba's cache first)."""
+    tickets = np.full((rows, 67), ord("P"), dtype=np.uint8)
+    lots = np.zeros(rows, dtype=np.int64)
+    out = np.empty((rows, 32), dtype=np.uint8)
+    kernels["leaves"](tickets, lots, out, 0, 16)
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        kernels["leaves"](tickets, lots, out, 0, rows)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+@functools.cache
+def fastest() -> tuple[str, Kernels]:
+    """The name and kernels that hash fastest on this machine, timed once per process (a few
+    milliseconds): the SHA extensions are 7x faster than the portable code on some CPUs and
+    16x slower on others."""
+    timed = {name: trial_seconds(kernels) for name, kernels in available().items()}
+    name = min(timed, key=timed.__getitem__)
+    return name, available()[name]
+
+
+def run(kind: str, args: tuple[Any, ...], n: int, kernels: Kernels | None = None) -> None:
     """Run kernel ``kind`` (``rows``, ``leaves`` or ``parents``) over rows 0..n-1, split
     between threads."""
-    kernel = (kernels or _KERNELS)[kind]
+    kernel = (kernels or fastest()[1])[kind]
     parts = max(1, min(_THREADS, n // _PER_THREAD_MIN))
     bounds = [n * p // parts for p in range(parts + 1)]
     if parts == 1:
@@ -276,9 +328,7 @@ def run(
             future.result()
 
 
-def sha256_rows(
-    messages: NDArray[np.uint8], kernels: dict[str, Callable[..., None]] | None = None
-) -> NDArray[np.uint8]:
+def sha256_rows(messages: NDArray[np.uint8], kernels: Kernels | None = None) -> NDArray[np.uint8]:
     """(n, 32) uint8: SHA-256 of each row of ``messages`` ((n, m) uint8, 65 ≤ m ≤ 119)."""
     out = np.empty((messages.shape[0], 32), dtype=np.uint8)
     run("rows", (np.ascontiguousarray(messages), out), messages.shape[0], kernels)
