@@ -1,6 +1,6 @@
 """``pharaon serve`` itself: migrates, (on a first start) loads one block per price, and
-becomes the server (``pharaon.web.serve``) in the same process; with several workers each
-binds the port itself, so connections are spread over them."""
+becomes the server (``pharaon.web.serve``) in the same process; with several workers uvicorn's
+supervisor runs them on one socket, and they die with it."""
 
 from __future__ import annotations
 
@@ -61,9 +61,11 @@ def test_serve_without_first_start(database_url: str, tmp_path: Path) -> None:
     assert process.returncode in (0, -signal.SIGTERM)
 
 
-def _children(pid: int) -> list[int]:
+def _workers(pid: int) -> list[int]:
+    """The worker processes of uvicorn's supervisor ``pid`` (not multiprocessing's tracker)."""
     tasks = Path(f"/proc/{pid}/task")
-    return [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+    children = [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
+    return [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
 
 
 def _alive(pid: int) -> bool:
@@ -96,7 +98,7 @@ def test_workers_share_the_port_and_the_connections(tmp_path: Path) -> None:
     clients = []
     try:
         _wait(process, url, log, 90)
-        workers = _children(process.pid)
+        workers = _workers(process.pid)
         assert len(workers) == 2
         port = int(url.rsplit(":", 1)[1])
         for _ in range(16):  # keep-alive connections, as a browser or a load generator keeps
@@ -123,7 +125,7 @@ def test_workers_die_with_a_killed_supervisor(tmp_path: Path) -> None:
     )
     try:
         _wait(process, url, log, 90)
-        workers = _children(process.pid)
+        workers = _workers(process.pid)
         assert len(workers) == 2
         process.kill()
         process.wait(10)
