@@ -104,7 +104,7 @@ def worker_app() -> FastAPI:
     if multiprocessing.parent_process() is not None:  # a worker of uvicorn's supervisor
         _die_with_supervisor()
     # The sales desk's thread gives up the GIL at each round trip and must get it back from the
-    # event loop's thread: 2 ms (not 5) shortens its lock holds; 0.5 ms cost 8-14 % more CPU.
+    # event loop's thread: a shorter interval shortens its lock holds (docs/performance.md).
     sys.setswitchinterval(0.002)
     from pharaon.web.app import create_app_from_env  # here: the supervisor stays lean
 
