@@ -7,24 +7,23 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 from rich.table import Table
-from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
 
 from pharaon.cli.app import app, fail
 from pharaon.game.money import format_cents
-from pharaon.game.rules import rules
-from pharaon.service import audit, blocks, loading
-from pharaon.service.clock import utcnow
-from pharaon.service.errors import ServiceError
-from pharaon.store.engine import DatabaseUrlError, make_engine, make_sessionmaker
-from pharaon.store.migrate import is_current, upgrade
-from pharaon.store.settings import Settings
+
+# The server's layers (SQLAlchemy, the services) are imported by the commands that use them, so
+# that `pharaon verify` and the other block commands start without them.
+if TYPE_CHECKING:
+    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session
+
+    from pharaon.store.settings import Settings
 
 db_app = typer.Typer(help="The database: schema migrations.", no_args_is_help=True)
 blocks_app = typer.Typer(help="Blocks of game units: load, list, deactivate.", no_args_is_help=True)
@@ -39,6 +38,8 @@ _OPERATOR = "operator:cli"
 
 
 def _settings(database_url: str | None) -> Settings:
+    from pharaon.store.settings import Settings
+
     settings = Settings()
     if database_url:
         settings = settings.model_copy(update={"database_url": database_url})
@@ -47,6 +48,11 @@ def _settings(database_url: str | None) -> Settings:
 
 @contextmanager
 def _engine(settings: Settings, *, migrate: bool = False) -> Iterator[Engine]:
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from pharaon.store.engine import DatabaseUrlError, make_engine
+    from pharaon.store.migrate import is_current, upgrade
+
     try:
         engine = make_engine(settings.database_url)
     except DatabaseUrlError as exc:
@@ -61,6 +67,15 @@ def _engine(settings: Settings, *, migrate: bool = False) -> Iterator[Engine]:
         fail(f"database error: {str(exc).splitlines()[0]}")
     finally:
         engine.dispose()
+
+
+@contextmanager
+def _session(settings: Settings) -> Iterator[Session]:
+    """A session on a database whose schema is current; the caller commits."""
+    from pharaon.store.engine import make_sessionmaker
+
+    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+        yield session
 
 
 class _Bar:
@@ -103,8 +118,12 @@ def blocks_load(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Verify a block file and load it; refuses one that fails or is already loaded."""
+    from pharaon.service import loading
+    from pharaon.service.clock import utcnow
+    from pharaon.service.errors import ServiceError
+
     settings = _settings(database_url)
-    with _engine(settings) as engine, make_sessionmaker(engine)() as session, _progress() as bar:
+    with _session(settings) as session, _progress() as bar:
         try:
             block_id = loading.load_block_file(
                 session=session,
@@ -122,8 +141,10 @@ def blocks_load(
 @blocks_app.command("list")
 def blocks_list(database_url: DatabaseUrl = None) -> None:
     """The blocks: state, units sold, remaining lots by amount."""
+    from pharaon.service import blocks
+
     settings = _settings(database_url)
-    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+    with _session(settings) as session:
         found = blocks.list_blocks(session=session)
     table = Table("id", "block", "price", "state", "sold", "remaining lots")
     for b in found:
@@ -148,8 +169,12 @@ def blocks_deactivate(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Stop a block's sales (logged); its past plays stay untouched."""
+    from pharaon.service import blocks
+    from pharaon.service.clock import utcnow
+    from pharaon.service.errors import ServiceError
+
     settings = _settings(database_url)
-    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+    with _session(settings) as session:
         try:
             blocks.deactivate(
                 session=session, block_id=block_id, reason=reason, actor=_OPERATOR, now=utcnow()
@@ -162,8 +187,10 @@ def blocks_deactivate(
 @app.command("audit")
 def audit_command(database_url: DatabaseUrl = None) -> None:
     """Check the ledger, balances, units against plays, block sizes and the audit chain."""
+    from pharaon.service import audit
+
     settings = _settings(database_url)
-    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+    with _session(settings) as session:
         report = audit.run_audit(session=session)
     for name, passed, found in report.checks:
         typer.echo(f"{'ok  ' if passed else 'FAIL'}  {name}: {found}")
@@ -173,7 +200,11 @@ def audit_command(database_url: DatabaseUrl = None) -> None:
 
 def _first_start(engine: Engine, settings: Settings) -> None:
     """On an empty database, generate and load one block per price, so there is a game."""
+    from pharaon.game.rules import rules
     from pharaon.pool.generate import generate_block
+    from pharaon.service import blocks, loading
+    from pharaon.service.clock import utcnow
+    from pharaon.store.engine import make_sessionmaker
 
     with make_sessionmaker(engine)() as session:
         if blocks.has_blocks(session=session):
