@@ -97,3 +97,7 @@ def test_a_file_that_is_not_toml_is_refused(tmp_path: Path) -> None:
     bad.write_text("[game\n", "utf-8")
     with pytest.raises(RulesError, match="not valid TOML"):
         load_rules(bad)
+
+
+def test_the_prices_are_said_in_euros() -> None:
+    assert rules().prices_in_euros == "1, 2 or 3"

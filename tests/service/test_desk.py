@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from pharaon.game.modes import Mode
 from pharaon.service import desk, sales, sessions, wallet
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
@@ -40,7 +41,7 @@ class Buyer:
 
     def purchase(self, csrf: str | None = None) -> desk.Purchase:
         """One unit at 1 €, by bearer token (or by cookie, sending ``csrf``)."""
-        return desk.Purchase(sessions.Credentials(self.token, csrf), 100, "auto", "k")
+        return desk.Purchase(sessions.Credentials(self.token, csrf), 100, Mode.AUTO, "k")
 
 
 class Gate:

@@ -10,6 +10,7 @@ import pytest
 from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
+from pharaon.game.modes import Mode
 from pharaon.service import desk, plays, sales
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
@@ -31,7 +32,7 @@ def _jouer_play(factory: sessionmaker[Session], name: str) -> tuple[int, int]:
     player_id = funded_player(factory, name, 500)
     with factory() as session:
         [sold] = sales.sell_many(
-            session=session, orders=[sales.Order(player_id, 100, "jouer", "k")], now=utcnow()
+            session=session, orders=[sales.Order(player_id, 100, Mode.JOUER, "k")], now=utcnow()
         )
     assert isinstance(sold, sales.Sold)
     return player_id, sold.play_id

@@ -9,6 +9,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session
 
+from pharaon.game.modes import Mode
 from pharaon.service import limits, sales, wallet
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
@@ -60,7 +61,7 @@ def test_a_batch_sells_consecutive_units(sessions: Open, load: BlockLoader) -> N
     load(300, size=50)
     buyers = [funded_player(sessions, f"p{n}", 1_000) for n in range(6)]
     orders = [
-        sales.Order(b, 300 if n % 2 else 100, "auto" if n < 3 else "jouer", f"k{n}")
+        sales.Order(b, 300 if n % 2 else 100, Mode.AUTO if n < 3 else Mode.JOUER, f"k{n}")
         for n, b in enumerate(buyers)
     ]
     plays = _plays(_buy(sessions, orders))
@@ -89,12 +90,12 @@ def test_refused_orders_change_nothing_and_the_others_sell(
     with sessions() as session:
         limits.self_exclude(session=session, player_id=excluded, days=7, now=utcnow())
     orders = [
-        sales.Order(rich, 100, "auto", "a"),
-        sales.Order(poor, 100, "auto", "b"),
-        sales.Order(excluded, 100, "auto", "c"),
-        sales.Order(fine, 250, "auto", "d"),
-        sales.Order(fine, 100, "sideways", "e"),
-        sales.Order(fine, 100, "auto", None),
+        sales.Order(rich, 100, Mode.AUTO, "a"),
+        sales.Order(poor, 100, Mode.AUTO, "b"),
+        sales.Order(excluded, 100, Mode.AUTO, "c"),
+        sales.Order(fine, 250, Mode.AUTO, "d"),
+        sales.Order(fine, 100, "sideways", "e"),  # type: ignore[arg-type]  # unchecked caller
+        sales.Order(fine, 100, Mode.AUTO, None),
     ]
     outcomes = _buy(sessions, orders)
     assert isinstance(outcomes[0], PlayView)
@@ -115,7 +116,7 @@ def test_refused_orders_change_nothing_and_the_others_sell(
         wallet.deposit(
             session=session, player_id=poor, amount_cents=100, idempotency_key="more", now=utcnow()
         )
-    (again,) = _plays(_buy(sessions, [sales.Order(poor, 100, "auto", "b")]))
+    (again,) = _plays(_buy(sessions, [sales.Order(poor, 100, Mode.AUTO, "b")]))
     assert again.serial == 2
     _audit_ok(sessions)
 
@@ -127,13 +128,13 @@ def test_a_block_that_sells_out_in_a_batch_opens_the_next(
     second = load(100, size=16, number=2)
     regular = funded_player(sessions, "regular", 10_000)
     # 14 units of the first block go one by one (a player's orders are sold one at a time).
-    _plays(_buy(sessions, [sales.Order(regular, 100, "auto", f"r{n}") for n in range(14)]))
+    _plays(_buy(sessions, [sales.Order(regular, 100, Mode.AUTO, f"r{n}") for n in range(14)]))
     buyers = [funded_player(sessions, f"b{n}", 1_000) for n in range(5)]
-    outcomes = _buy(sessions, [sales.Order(b, 100, "auto", "k") for b in buyers])
+    outcomes = _buy(sessions, [sales.Order(b, 100, Mode.AUTO, "k") for b in buyers])
     sold = [(p.block_id, p.serial) for p in _plays(outcomes)]
     assert sold == [(first, 15), (first, 16), (second, 1), (second, 2), (second, 3)]
-    _plays(_buy(sessions, [sales.Order(regular, 100, "auto", f"s{n}") for n in range(12)]))
-    outcomes = _buy(sessions, [sales.Order(b, 100, "auto", "last") for b in buyers[:3]])
+    _plays(_buy(sessions, [sales.Order(regular, 100, Mode.AUTO, f"s{n}") for n in range(12)]))
+    outcomes = _buy(sessions, [sales.Order(b, 100, Mode.AUTO, "last") for b in buyers[:3]])
     assert isinstance(outcomes[0], PlayView)
     assert (outcomes[0].block_id, outcomes[0].serial) == (second, 16)
     assert all(isinstance(o, SoldOutError) for o in outcomes[1:])
@@ -163,10 +164,10 @@ def test_a_retry_in_the_same_batch_replays_the_first(sessions: Open, load: Block
     outcomes = _buy(
         sessions,
         [
-            sales.Order(buyer, 100, "auto", "same"),
-            sales.Order(buyer, 100, "auto", "same"),
-            sales.Order(buyer, 100, "auto", "other"),
-            sales.Order(buyer, 200, "auto", "same"),
+            sales.Order(buyer, 100, Mode.AUTO, "same"),
+            sales.Order(buyer, 100, Mode.AUTO, "same"),
+            sales.Order(buyer, 100, Mode.AUTO, "other"),
+            sales.Order(buyer, 200, Mode.AUTO, "same"),
         ],
     )
     one, retry, other = _plays(outcomes[:3])
@@ -176,6 +177,6 @@ def test_a_retry_in_the_same_batch_replays_the_first(sessions: Open, load: Block
     with sessions() as session:
         assert session.execute(select(func.count()).select_from(PlayRow)).scalar_one() == 2
     # A later retry, in another batch, replays too.
-    (later,) = _plays(_buy(sessions, [sales.Order(buyer, 100, "auto", "same")]))
+    (later,) = _plays(_buy(sessions, [sales.Order(buyer, 100, Mode.AUTO, "same")]))
     assert later.play_id == one.play_id
     _audit_ok(sessions)

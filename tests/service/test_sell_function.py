@@ -16,6 +16,7 @@ import pytest
 from sqlalchemy import Engine, select, text
 from sqlalchemy.orm import Session
 
+from pharaon.game.modes import Mode
 from pharaon.pool.blockfile import Block
 from pharaon.service import limits, loading, sales
 from pharaon.service.audit import run_audit
@@ -87,25 +88,25 @@ def _scenario(engine: Engine, blocks: list[Block]) -> tuple[list[list[str]], dic
     out = funded_player(sessions, "out", 1_000)
     with sessions() as session:
         limits.self_exclude(session=session, player_id=out, days=7, now=FIRST)
-    first = [sales.Order(p, 100, "auto", "a") for p in rich[:5]]  # across the first block's end
+    first = [sales.Order(p, 100, Mode.AUTO, "a") for p in rich[:5]]  # across the first block's end
     first += [
-        sales.Order(rich[5], 300, "jouer", "a"),
-        sales.Order(poor, 100, "auto", "a"),
-        sales.Order(out, 300, "auto", "a"),
-        sales.Order(rich[6], 200, "auto", "a"),  # no block at 2 €
+        sales.Order(rich[5], 300, Mode.JOUER, "a"),
+        sales.Order(poor, 100, Mode.AUTO, "a"),
+        sales.Order(out, 300, Mode.AUTO, "a"),
+        sales.Order(rich[6], 200, Mode.AUTO, "a"),  # no block at 2 €
     ]
     second = [
-        sales.Order(rich[0], 100, "auto", "a"),  # a retry: replays its play
-        sales.Order(rich[1], 300, "auto", "a"),  # the same key for another request
-        *(sales.Order(p, 100, "auto", "b") for p in rich[2:5]),  # the second block's last
-        sales.Order(rich[7], 100, "auto", "b"),  # sold out: refunded
+        sales.Order(rich[0], 100, Mode.AUTO, "a"),  # a retry: replays its play
+        sales.Order(rich[1], 300, Mode.AUTO, "a"),  # the same key for another request
+        *(sales.Order(p, 100, Mode.AUTO, "b") for p in rich[2:5]),  # the second block's last
+        sales.Order(rich[7], 100, Mode.AUTO, "b"),  # sold out: refunded
     ]
     summaries = []
     for orders, now in ((first, FIRST), (second, SECOND)):
         # Before each batch, the regular player takes the first block's units but the last
         # three, then the second's but the last three (one by one: a player's orders are).
         mine = [
-            sales.Order(regular, 100, "auto", f"{now}-{n}")
+            sales.Order(regular, 100, Mode.AUTO, f"{now}-{n}")
             for n in range(13 if now == FIRST else 11)
         ]
         with sessions() as session:
@@ -181,7 +182,7 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
     plans: list[str] = []
     with sessions() as session:
         for n in range(8):  # on one connection: the plans are made, then kept
-            orders = [sales.Order(p, 100, "auto", f"k{n}") for p in buyers]
+            orders = [sales.Order(p, 100, Mode.AUTO, f"k{n}") for p in buyers]
             assert all(
                 isinstance(o, sales.Sold)
                 for o in sales.sell_many(session=session, orders=orders, now=FIRST)
@@ -197,7 +198,7 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
         driver = session.connection().connection.driver_connection
         assert isinstance(driver, psycopg.Connection)
         driver.add_notice_handler(lambda notice: plans.append(notice.message_primary or ""))
-        orders = [sales.Order(p, 100, "auto", "last") for p in buyers]
+        orders = [sales.Order(p, 100, Mode.AUTO, "last") for p in buyers]
         sales.sell_many(session=session, orders=orders, now=FIRST)
     shown = "\n".join(plans)
     for table in ("idempotency_keys", "accounts", "players"):

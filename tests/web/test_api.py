@@ -245,10 +245,21 @@ def test_rules_health_and_page(client: TestClient) -> None:
     assert [s["code"] for s in rules["symbols"]] == list("PYOXJS")
     assert rules["prices_cents"] == [100, 200, 300]
     assert sum(p["lots"] for p in rules["prizes"]) == 255_505
+    # The board's centre, row by row: grid 1's bottom right, grid 2's bottom left, then the
+    # top of grids 3 and 4 (docs/rules.md).
+    assert rules["bonus_cells"][:4] == [[1, 3, 3], [1, 3, 4], [2, 3, 1], [2, 3, 2]]
+    assert rules["bonus_cells"][12:] == [[3, 2, 3], [3, 2, 4], [4, 2, 1], [4, 2, 2]]
+    assert len({tuple(cell) for cell in rules["bonus_cells"]}) == 16
     assert client.get("/api/v1/health").json() == {"status": "ok"}
     assert client.get("/api/v1/openapi.json").status_code == 200
     r = client.get("/api/v1/nowhere")
     assert (r.status_code, r.json()["error"]) == (404, "not_found")
+
+
+def test_the_stakes_offered_by_the_api_page_are_the_rules_prices(client: TestClient) -> None:
+    schemas = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+    assert schemas["PlayIn"]["properties"]["stake_cents"]["enum"] == [100, 200, 300]
+    assert schemas["Mode"]["enum"] == ["jouer", "auto"]
 
 
 def test_the_api_page_documents_every_route_of_the_issue(client: TestClient) -> None:

@@ -31,13 +31,13 @@ def _describe(result: Evaluation) -> list[str]:
 @app.command("evaluate")
 def evaluate_command(
     ticket: Annotated[str, typer.Argument(help="The 67-character ticket string (GAME.md §5).")],
-    stake: Annotated[int, typer.Option(help="The stake in euros: 1, 2 or 3.")] = 1,
+    stake: Annotated[int, typer.Option(help=f"The stake in euros: {rules().prices_in_euros}.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Print a unit's winning combinations and its lot."""
     stake_cents = stake * BASE_PRICE_CENTS
     if stake_cents not in rules().prices_cents:
-        fail(f"--stake must be 1, 2 or 3, got {stake}")
+        fail(f"--stake must be {rules().prices_in_euros}, got {stake}")
     try:
         result = evaluate(parse_ticket(ticket.strip()), stake_cents)
     except (TicketError, MalformedUnitError) as exc:

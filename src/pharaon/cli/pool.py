@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from pharaon.cli.app import app, fail
-from pharaon.game.rules import BASE_PRICE_CENTS
+from pharaon.game.rules import BASE_PRICE_CENTS, rules
 from pharaon.pool.blockfile import Block, BlockFileError, read_block, write_block
 from pharaon.pool.design import DesignError, load_design
 from pharaon.pool.layout import LayoutError
@@ -47,7 +47,9 @@ def _progress() -> Iterator[ProgressCallback]:
 @app.command("generate")
 def generate_command(
     *,
-    price: Annotated[int, typer.Option(help="The block's price in euros: 1, 2 or 3.")],
+    price: Annotated[
+        int, typer.Option(help=f"The block's price in euros: {rules().prices_in_euros}.")
+    ],
     out: Annotated[Path, typer.Option(help="The block file to write (Parquet).")],
     emission: Annotated[str, typer.Option(help="The emission id.")] = "E1",
     block: Annotated[int, typer.Option(help="The block's number in its emission.")] = 1,
@@ -65,8 +67,8 @@ def generate_command(
     from pharaon.pool.generate import generate_block
     from pharaon.pool.seeding import parse_key
 
-    if price not in (1, 2, 3):
-        fail(f"--price must be 1, 2 or 3, got {price}")
+    if price * BASE_PRICE_CENTS not in rules().prices_cents:
+        fail(f"--price must be {rules().prices_in_euros}, got {price}")
     if (vendor_key is None) != (operator_key is None):
         fail("give both --vendor-key and --operator-key, or neither")
     try:

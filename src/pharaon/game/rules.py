@@ -73,6 +73,12 @@ class Rules:
         return tuple(PrizeTier(t.lots, t.amount_cents * k, t.cumulation_only) for t in self.prizes)
 
     @property
+    def prices_in_euros(self) -> str:
+        """The prices as a person says them: ``1, 2 or 3``."""
+        euros = [str(cents // BASE_PRICE_CENTS) for cents in self.prices_cents]
+        return " or ".join([", ".join(euros[:-1]), euros[-1]] if len(euros) > 1 else euros)
+
+    @property
     def symbol_codes(self) -> str:
         return "".join(s.code for s in self.symbols)
 

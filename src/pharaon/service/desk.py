@@ -34,6 +34,7 @@ from typing import Any, Generic, TypeVar, cast
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from pharaon.game.modes import Mode
 from pharaon.service import plays, sales, sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError
@@ -196,7 +197,7 @@ class Purchase:
 
     credentials: sessions.Credentials
     stake_cents: int
-    mode: str
+    mode: Mode
     idempotency_key: str | None
 
 

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session
 
 from pharaon.game.board import BONUS_CELLS, GRIDS
 from pharaon.game.evaluate import evaluate
+from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
 from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
@@ -30,7 +31,7 @@ class PlayView:
     play_id: int
     created_at: datetime
     stake_cents: int
-    mode: str
+    mode: Mode
     serial: int
     block_id: int
     grids: tuple[str | None, ...]  # 4 × 16 codes, None until uncovered
@@ -98,7 +99,7 @@ def build_view(
         play_id=play_id,
         created_at=created_at,
         stake_cents=stake_cents,
-        mode=mode,
+        mode=Mode(mode),
         serial=serial,
         block_id=block_id,
         grids=grids,

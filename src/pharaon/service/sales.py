@@ -29,6 +29,7 @@ from typing import Any
 from sqlalchemy import Connection, Engine, bindparam, insert, select, text, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.service import audit, blocks, idempotency, ledger, limits
 from pharaon.service.errors import (
@@ -98,7 +99,7 @@ class Order:
 
     player_id: int
     stake_cents: int
-    mode: str
+    mode: Mode
     idempotency_key: str | None
 
 
@@ -231,8 +232,9 @@ def _check(order: Order) -> str:
         rules().multiplier(order.stake_cents)
     except ValueError as exc:
         raise InvalidError(str(exc)) from exc
-    if order.mode not in ("jouer", "auto"):
-        raise InvalidError(f"mode must be 'jouer' or 'auto', got {order.mode!r}")
+    if order.mode not in tuple(Mode):
+        modes = " or ".join(repr(m.value) for m in Mode)
+        raise InvalidError(f"mode must be {modes}, got {order.mode!r}")
     return key
 
 
@@ -309,9 +311,9 @@ def _digest(order: Order) -> str:
     )
 
 
-def _revealed(mode: str) -> int:
+def _revealed(mode: Mode) -> int:
     """The grids uncovered when the play is recorded: all of them in ``auto``."""
-    return ALL_GRIDS if mode == "auto" else 0
+    return ALL_GRIDS if mode == Mode.AUTO else 0
 
 
 def _not_debited(order: Order, excluded_until: datetime | None, now: datetime) -> ServiceError:

@@ -7,6 +7,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
+from pharaon.game.modes import Mode
+from pharaon.game.rules import rules
 from pharaon.service.limits import Limits
 from pharaon.service.plays import PlayView
 
@@ -97,8 +99,8 @@ class DepositOut(BaseModel):
 
 class PlayIn(_In):
     # Checked by the sale (422 for another amount); Literal would let 100.0 through.
-    stake_cents: StrictInt = Field(json_schema_extra={"enum": [100, 200, 300]})
-    mode: Literal["jouer", "auto"]
+    stake_cents: StrictInt = Field(json_schema_extra={"enum": list(rules().prices_cents)})
+    mode: Mode = Field(strict=False)  # strict would take only the enum, not its JSON string
 
 
 class RevealIn(_In):
@@ -117,7 +119,7 @@ class PlayOut(BaseModel):
     play_id: int
     created_at: datetime
     stake_cents: int
-    mode: Literal["jouer", "auto"]
+    mode: Mode
     serial: int
     block_id: int
     grids: list[str | None]
@@ -182,6 +184,8 @@ class RulesOut(BaseModel):
     symbols: list[SymbolOut]
     prices_cents: list[int]
     prizes: list[PrizeOut]
+    # The bonus grid's 16 cells, row by row, each as the [grid, row, column] (from 1) it shows.
+    bonus_cells: list[list[int]]
 
 
 class HealthOut(BaseModel):

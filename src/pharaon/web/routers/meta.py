@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
+from pharaon.game.board import BONUS_CELLS, cell_position
 from pharaon.game.rules import rules
 from pharaon.web.schemas import HealthOut, PrizeOut, RulesOut, SymbolOut
 
@@ -12,7 +13,8 @@ router = APIRouter(tags=["meta"])
 
 @router.get("/rules")
 def get_rules() -> RulesOut:
-    """The symbols, their gains, the prices and the prize table (at 1 €)."""
+    """The symbols, their gains, the prices, the prize table (at 1 €) and where the bonus grid
+    takes its cells."""
     game = rules()
     return RulesOut(
         symbols=[
@@ -30,6 +32,7 @@ def get_rules() -> RulesOut:
             PrizeOut(lots=t.lots, amount_cents=t.amount_cents, cumulation_only=t.cumulation_only)
             for t in game.prizes
         ],
+        bonus_cells=[[n + 1 for n in cell_position(i)] for i in BONUS_CELLS],
     )
 
 

@@ -9,18 +9,10 @@ import { el, prefersReducedMotion } from "./ui.js";
 
 const SCRATCH_MS = 650;
 
-/** Is cell (g, r, c) of a grid part of the bonus grid (GAME.md §3, the board's centre)? */
-function inBonus(g, r, c) {
-  const rows = g <= 2 ? [3, 4] : [1, 2];
-  const columns = g % 2 === 1 ? [3, 4] : [1, 2];
-  return rows.includes(r) && columns.includes(c);
-}
-
-/** The bonus grid position (0..15, row by row) of grid cell (g, r, c), which must be in it. */
-function bonusPosition(g, r, c) {
-  const boardRow = (g <= 2 ? 0 : 4) + r - 1;
-  const boardColumn = (g % 2 === 1 ? 0 : 4) + c - 1;
-  return (boardRow - 2) * 4 + (boardColumn - 2);
+/** The bonus grid position (0..15, row by row) of grid cell (g, r, c), or -1 if it is not in
+ * the bonus grid; the geometry comes from the rules (`bonus_cells`), not from here. */
+function bonusPosition(rules, g, r, c) {
+  return rules.bonus_cells.findIndex(([bg, br, bc]) => bg === g && br === r && bc === c);
 }
 
 function describeLine(cells) {
@@ -141,14 +133,15 @@ export class PlayView {
     const winning = t("winning");
     for (const node of this.board.querySelectorAll(".cell")) {
       const [g, r, c] = node.dataset.cell.split("-").map(Number);
-      if (inBonus(g, r, c)) node.classList.add("bonus-zone");
+      if (bonusPosition(this.rules, g, r, c) >= 0) node.classList.add("bonus-zone");
     }
     const bonusCells = [...play.bonus].map((code, i) => cellNode(this.rules, code, `b-${i}`));
     (play.combinations ?? []).forEach((combo, index) => {
       for (const [g, r, c] of combo.cells) {
         const node = this.board.querySelector(`[data-cell="${g}-${r}-${c}"]`);
         markWin(node, combo.kind, index, winning);
-        if (combo.kind === "bonus") markWin(bonusCells[bonusPosition(g, r, c)], "bonus", index, winning);
+        const position = bonusPosition(this.rules, g, r, c);
+        if (combo.kind === "bonus") markWin(bonusCells[position], "bonus", index, winning);
       }
     });
     this.bonus.replaceChildren(
