@@ -126,6 +126,15 @@ def expected_marks(play: Any) -> set[str]:
     return {f"{g}-{r}-{c}" for combo in play["combinations"] for g, r, c in combo["cells"]}
 
 
+# Each grid's four cells in the board's central 4 × 4 (docs/rules.md).
+BONUS = {
+    1: [(3, 3), (3, 4), (4, 3), (4, 4)],
+    2: [(3, 1), (3, 2), (4, 1), (4, 2)],
+    3: [(1, 3), (1, 4), (2, 3), (2, 4)],
+    4: [(1, 1), (1, 2), (2, 1), (2, 2)],
+}
+
+
 def check_finished(page: Page, play: Any, root: str = "#play-holder") -> None:
     """The page shows `play` (finished, from the API) in full: grids, bonus, marks, lot."""
     assert play["finished"], play
@@ -136,6 +145,11 @@ def check_finished(page: Page, play: Any, root: str = "#play-holder") -> None:
     assert marked_cells(page, root) == expected_marks(play)
     bonus_cells = sum(4 for combo in play["combinations"] if combo["kind"] == "bonus")
     assert marked_bonus_count(page, root) == bonus_cells
+    # The board's centre is marked where the rules (GET /rules) put the bonus grid.
+    zone = page.eval_on_selector(
+        root, "root => [...root.querySelectorAll('.cell.bonus-zone')].map(c => c.dataset.cell)"
+    )
+    assert sorted(zone) == sorted(f"{g}-{r}-{c}" for g in (1, 2, 3, 4) for r, c in BONUS[g])
     expect(holder.locator(".combos li")).to_have_count(len(play["combinations"]))
 
 
