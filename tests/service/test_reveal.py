@@ -11,10 +11,11 @@ from sqlalchemy import Engine, event
 from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon.game.modes import Mode
-from pharaon.service import desk, plays, sales
+from pharaon.service import plays, sales
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
 from pharaon.store.engine import make_sessionmaker
+from pharaon.web import desk
 from tests.conftest import BlockLoader
 from tests.service.helpers import funded_player
 

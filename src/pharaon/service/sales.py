@@ -2,7 +2,7 @@
 record the play and credit the unit's lot, atomically.
 
 Purchases that arrive together are sold in one database transaction (:func:`buy_many`, fed by
-:mod:`pharaon.service.desk`): one commit, so one disk flush, for all of them (group commit),
+:mod:`pharaon.web.desk`): one commit, so one disk flush, for all of them (group commit),
 and the rows every purchase touches (the block, the operator accounts, the audit head) are
 locked once per batch instead of once per purchase. On SQLite each step is one statement for
 the whole batch (claim the keys, debit the stakes, take the units, credit the lots, record:

@@ -18,11 +18,11 @@ from sqlalchemy import Engine
 
 from pharaon import __version__
 from pharaon.service import sales
-from pharaon.service.desk import ReadDesk, RevealDesk, SalesDesk, SessionDesk
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
 from pharaon.web import errors
+from pharaon.web.desk import ReadDesk, RevealDesk, SalesDesk, SessionDesk
 from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
 
 API_PREFIX = "/api/v1"

@@ -13,9 +13,9 @@ from starlette.concurrency import run_in_threadpool
 
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
-from pharaon.service.desk import ReadDesk, SessionDesk
 from pharaon.service.errors import ServiceError, UnauthorizedError
 from pharaon.store.settings import Settings
+from pharaon.web.desk import ReadDesk, SessionDesk
 
 SESSION_COOKIE = "pharaon_session"
 CSRF_COOKIE = "pharaon_csrf"

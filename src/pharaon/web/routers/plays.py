@@ -7,7 +7,6 @@ from typing import Annotated
 from fastapi import APIRouter, Path, Query, Request, status
 
 from pharaon.service import plays
-from pharaon.service.desk import Purchase, RevealDesk, SalesDesk
 from pharaon.web.deps import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEY_DOC,
@@ -16,6 +15,7 @@ from pharaon.web.deps import (
     ReaderDep,
     ReadsDep,
 )
+from pharaon.web.desk import Purchase, RevealDesk, SalesDesk
 from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, RevealIn
 
 router = APIRouter(tags=["plays"])

@@ -10,10 +10,10 @@ from collections.abc import Iterator
 import pytest
 from sqlalchemy import Connection, Engine, func, select
 
-from pharaon.service.desk import ReadDesk
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_reader, make_sessionmaker
 from pharaon.store.tables import Player
+from pharaon.web.desk import ReadDesk
 from tests.service.helpers import funded_player
 
 WAIT = 60.0  # seconds: generous, the machine is shared

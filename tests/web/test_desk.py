@@ -19,13 +19,14 @@ from sqlalchemy import Engine, func, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon.game.modes import Mode
-from pharaon.service import desk, sales, sessions, wallet
+from pharaon.service import sales, sessions, wallet
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError, InsufficientFundsError, UnauthorizedError
 from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_reader, make_sessionmaker
 from pharaon.store.tables import PlayRow, SessionRow
+from pharaon.web import desk
 from tests.conftest import BlockLoader
 from tests.service.helpers import funded_player
 
