@@ -81,7 +81,7 @@ def main() -> None:
     args = parser.parse_args()
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
     price = args.price * 100
-    design = default_design()  # loaded and checked once (≈0.5 s), as a long-lived factory does
+    design = default_design()  # loaded once, as a long-lived factory does
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "block.parquet"
         # Warm up: numba compiles or loads its cache once per process.

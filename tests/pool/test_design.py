@@ -9,6 +9,7 @@ from pharaon.pool.design import (
     Composition,
     DesignError,
     canonical,
+    check_design,
     default_design,
     load_design,
     test_design,
@@ -52,6 +53,10 @@ def test_the_packaged_design_makes_the_regulation_table() -> None:
         (t.lots, t.amount_cents) for t in rules().prizes
     ]
     assert sum(c.count * c.amount_cents for c in design.compositions) == 70_000_000
+
+
+def test_every_composition_of_the_packaged_design_can_be_laid_out() -> None:
+    check_design(default_design(), feasibility=True)  # default_design() leaves it to this test
 
 
 def test_every_composition_adds_up_and_cumulation_lots_have_two_combinations() -> None:

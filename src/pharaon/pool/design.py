@@ -142,8 +142,9 @@ def _field(table: dict[str, Any], key: str, kind: type, where: str, default: Any
     return field(table, key, kind, where, error=DesignError, default=default)
 
 
-def parse_design(data: dict[str, Any]) -> Design:
-    """Build and check a :class:`Design` from a parsed TOML document."""
+def parse_design(data: dict[str, Any], *, feasibility: bool = True) -> Design:
+    """Build and check a :class:`Design` from a parsed TOML document (``feasibility``: also
+    lay out a few units of each composition, about 0.2 s)."""
     head = _field(data, "design", dict, "design file")
     name = _field(head, "name", str, "[design]")
     block_size = _field(head, "block_size", int, "[design]")
@@ -169,7 +170,7 @@ def parse_design(data: dict[str, Any]) -> Design:
             )
     compositions.sort(key=lambda c: -c.amount_cents)
     design = Design(name, block_size, test, tuple(compositions))
-    check_design(design)
+    check_design(design, feasibility=feasibility)
     return design
 
 
@@ -270,19 +271,20 @@ def load_design(path: Path | None = None) -> Design:
     return _parse_text(text, str(path))
 
 
-def _parse_text(text: str, where: str) -> Design:
+def _parse_text(text: str, where: str, *, feasibility: bool = True) -> Design:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise DesignError(f"{where}: not valid TOML: {exc}") from exc
-    return parse_design(data)
+    return parse_design(data, feasibility=feasibility)
 
 
 @cache
 def default_design() -> Design:
-    """The packaged regulation design, loaded and checked once."""
+    """The packaged regulation design, loaded and checked once. Its feasibility, the same for
+    these same bytes every time, is proven by the test suite rather than at each start."""
     text = resources.files("pharaon.pool").joinpath("design.toml").read_text("utf-8")
-    return _parse_text(text, "design.toml")
+    return _parse_text(text, "design.toml", feasibility=False)
 
 
 @cache
