@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from pharaon.cli import app
+from pharaon.pool.blockfile import read_block
+from pharaon.pool.keys import commitment, read_key_file
 
 runner = CliRunner()
 
@@ -35,11 +40,34 @@ def design_file(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="module")
-def block_file(design_file: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def key_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """A vendor and an operator key file made by `pharaon keys new`."""
+    folder = tmp_path_factory.mktemp("keys")
+    files = {who: folder / f"{who}.key" for who in ("vendor", "operator")}
+    for path in files.values():
+        code, out, err = _run("keys", "new", "--out", str(path))
+        assert code == 0, err
+        assert out.startswith(f"wrote {path} (mode 0600); commitment ")
+    return files
+
+
+def _key_args(files: dict[str, Path]) -> list[str]:
+    return [
+        "--vendor-key-file",
+        str(files["vendor"]),
+        "--operator-key-file",
+        str(files["operator"]),
+    ]
+
+
+@pytest.fixture(scope="module")
+def block_file(
+    design_file: Path, key_files: dict[str, Path], tmp_path_factory: pytest.TempPathFactory
+) -> Path:
     path = tmp_path_factory.mktemp("cli") / "b.parquet"
     code, out, err = _run(
         "generate", "--price", "2", "--out", str(path), "--design", str(design_file),
-        "--emission", "E7", "--block", "3", "--vendor-key", "01" * 16, "--operator-key", "02" * 16,
+        "--emission", "E7", "--block", "3", *_key_args(key_files),
     )  # fmt: skip
     assert code == 0, err
     assert "wrote" in out
@@ -61,15 +89,91 @@ def test_generate_then_verify(block_file: Path) -> None:
 
 
 def test_the_same_keys_give_the_same_file(
-    block_file: Path, design_file: Path, tmp_path: Path
+    block_file: Path, design_file: Path, key_files: dict[str, Path], tmp_path: Path
 ) -> None:
     again = tmp_path / "again.parquet"
     code, _, _ = _run(
         "generate", "--price", "2", "--out", str(again), "--design", str(design_file),
-        "--emission", "E7", "--block", "3", "--vendor-key", "01" * 16, "--operator-key", "02" * 16,
+        "--emission", "E7", "--block", "3", *_key_args(key_files),
     )  # fmt: skip
     assert code == 0
     assert again.read_bytes() == block_file.read_bytes()
+
+
+def test_the_manifest_commits_to_both_keys_and_holds_neither(
+    block_file: Path, key_files: dict[str, Path]
+) -> None:
+    manifest = read_block(block_file).manifest
+    data = block_file.read_bytes()
+    for who, path in key_files.items():
+        key = read_key_file(path, who)
+        assert getattr(manifest, f"{who}_key_commitment") == commitment(key)
+        assert key not in data
+        assert key.hex().encode() not in data
+
+
+def test_the_key_files_can_come_from_the_environment(
+    design_file: Path, key_files: dict[str, Path], block_file: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "env.parquet"
+    env = {
+        "PHARAON_VENDOR_KEY_FILE": str(key_files["vendor"]),
+        "PHARAON_OPERATOR_KEY_FILE": str(key_files["operator"]),
+    }
+    result = runner.invoke(
+        app,
+        ["generate", "--price", "2", "--out", str(out), "--design", str(design_file),
+         "--emission", "E7", "--block", "3"],
+        env=env,
+    )  # fmt: skip
+    assert result.exit_code == 0, result.stderr
+    assert out.read_bytes() == block_file.read_bytes()
+
+
+def test_no_key_in_the_process_list_while_generating(
+    key_files: dict[str, Path], tmp_path: Path
+) -> None:
+    """`ps` shows every process's arguments to every user of the machine."""
+    keys = [read_key_file(path, who) for who, path in key_files.items()]
+    out = tmp_path / "watched.parquet"
+    command = [sys.executable, "-m", "pharaon", "generate", "--price", "1", "--out", str(out)]
+    process = subprocess.Popen([*command, *_key_args(key_files)], stderr=subprocess.DEVNULL)
+    seen: list[str] = []
+    try:
+        while process.poll() is None:
+            listing = subprocess.run(
+                ["ps", "-eww", "-o", "args"], capture_output=True, text=True, check=True
+            ).stdout
+            if "--vendor-key-file" in listing:
+                seen.append(listing)
+            time.sleep(0.05)
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait()
+    assert process.returncode == 0
+    assert seen  # the generator was watched while it ran
+    for listing in seen:
+        for key in keys:
+            assert key.hex() not in listing.lower()
+    for key in keys:
+        assert key not in out.read_bytes()
+
+
+def test_keys_on_the_command_line_are_refused(tmp_path: Path) -> None:
+    out = tmp_path / "x.parquet"
+    code, _, err = _run("generate", "--price", "1", "--out", str(out), "--vendor-key", "00" * 16)
+    assert code == 2
+    assert "No such option: --vendor-key" in err
+    assert not out.exists()
+
+
+def test_keys_new_never_overwrites(key_files: dict[str, Path]) -> None:
+    before = key_files["vendor"].read_bytes()
+    code, _, err = _run("keys", "new", "--out", str(key_files["vendor"]))
+    assert code == 2
+    assert "exists already: a key file is never overwritten" in err
+    assert key_files["vendor"].read_bytes() == before
 
 
 def test_export_and_report(block_file: Path, tmp_path: Path) -> None:
@@ -85,9 +189,11 @@ def test_export_and_report(block_file: Path, tmp_path: Path) -> None:
     ("args", "message"),
     [
         (["--price", "4"], "--price must be 1, 2 or 3, got 4"),
-        (["--price", "1", "--vendor-key", "00" * 16], "both --vendor-key and --operator-key"),
-        (["--price", "1", "--vendor-key", "xx", "--operator-key", "00" * 16], "hexadecimal"),
-        (["--price", "1", "--vendor-key", "00", "--operator-key", "00" * 16], "16 to 64 bytes"),
+        (["--price", "1", "--vendor-key-file", "k"], "both --vendor-key-file and --operator"),
+        (
+            ["--price", "1", "--vendor-key-file", "/nowhere", "--operator-key-file", "/nowhere"],
+            "the vendor key file /nowhere does not exist",
+        ),
         (["--price", "1", "--emission", "a b"], "emission id"),
         (["--price", "1", "--block", "0"], "block number"),
         (["--price", "1", "--design", "/nonexistent.toml"], "cannot read design file"),

@@ -18,6 +18,7 @@ from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
 from pharaon.pool.layout import Plan, lay_out
 from pharaon.pool.stats import free_symbol_counts
+from pharaon.pool.streams import KeyStream
 
 from .conftest import OPERATOR, VENDOR
 
@@ -89,10 +90,10 @@ def test_control_the_order_tests_catch_winners_bunched(medium_block: Block) -> N
 
 def test_control_the_symbol_test_catches_an_unbalanced_fill() -> None:
     # The layout alone, without the balancing step, leaves a visible trace.
-    rng = np.random.default_rng(3)
+    stream = KeyStream(bytes([3]) * 32)  # a fixed key: a reproducible test
     plans = [Plan((), ()), Plan((), (0, 1)), Plan((4,), (0,))]  # losing, P+Y bonus, J line+P
     kinds = np.repeat(np.arange(3), [60_000, 20_000, 20_000])
-    units = lay_out(plans, kinds, layout_rng=rng, fill_rng=rng).units
+    units = lay_out(plans, kinds, layout_stream=stream, fill_stream=stream).units
     counts = free_symbol_counts(units, kinds > 0)
     assert chi_square_p(counts[:, 0]) < LEVEL
 

@@ -5,8 +5,11 @@ supervisor runs them on one socket, and they die with it."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
+import sqlite3
+import stat
 import subprocess
 import sys
 import time
@@ -15,6 +18,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from pharaon.pool.keys import commitment, read_key_file
 from pharaon.web.serve import OneSendPerTurn
 from tests.web.live import free_port
 
@@ -23,8 +27,9 @@ def _serve(database_url: str, log: Path, *extra: str) -> tuple[subprocess.Popen[
     port = free_port()
     args = [sys.executable, "-m", "pharaon", "serve", "--port", str(port)]
     args += ["--database-url", database_url, *extra]
+    env = {**os.environ, "PHARAON_KEYS_DIR": str(log.parent / "keys")}  # never the project's
     with log.open("ab") as out:
-        process = subprocess.Popen(args, stdout=out, stderr=out, env=dict(os.environ))
+        process = subprocess.Popen(args, stdout=out, stderr=out, env=env)
     return process, f"http://127.0.0.1:{port}"
 
 
@@ -160,6 +165,18 @@ def test_first_start_loads_one_block_per_price(tmp_path: Path) -> None:
             assert max(p["prize_cents"] for p in left) == 2_500_000 * stake // 100
     finally:
         _stop(process)
+    # Its keys are kept in files only its owner reads, and its blocks commit to them.
+    keys = {who: tmp_path / "keys" / f"{who}.key" for who in ("vendor", "operator")}
+    for who, path in keys.items():
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert f"wrote the {who} key to {path}" in log.read_text()
+    with sqlite3.connect(tmp_path / "first.db") as db:
+        manifests = [json.loads(m) for (m,) in db.execute("SELECT manifest_json FROM blocks")]
+    assert len(manifests) == 3
+    for who, path in keys.items():
+        key = read_key_file(path, who)
+        assert {m[f"{who}_key_commitment"] for m in manifests} == {commitment(key)}
+        assert key.hex() not in log.read_text()
 
 
 class Recorder(asyncio.Transport):

@@ -199,7 +199,8 @@ def audit_command(database_url: DatabaseUrl = None) -> None:
 
 
 def _first_start(engine: Engine, settings: Settings) -> None:
-    """On an empty database, generate and load one block per price, so there is a game."""
+    """On an empty database, generate and load one block per price, so there is a game; the
+    keys are kept in files under ``settings.keys_dir``, so the blocks can be made again."""
     from pharaon.game.rules import rules
     from pharaon.pool.generate import generate_block
     from pharaon.service import blocks, loading
@@ -210,10 +211,13 @@ def _first_start(engine: Engine, settings: Settings) -> None:
         if blocks.has_blocks(session=session):
             return
         typer.echo("first start: generating one block per price (this takes a while)", err=True)
+        vendor, operator = _first_start_keys(settings.keys_dir)
         with _progress() as bar:
             for price in rules().prices_cents:
                 prefix = f"{format_cents(price)} "
-                block = generate_block(price, progress=_Bar(bar, prefix))
+                block = generate_block(
+                    price, vendor_key=vendor, operator_key=operator, progress=_Bar(bar, prefix)
+                )
                 loading.load_block(
                     session=session,
                     block=block,
@@ -222,6 +226,29 @@ def _first_start(engine: Engine, settings: Settings) -> None:
                     now=utcnow(),
                     progress=_Bar(bar, prefix),
                 )
+
+
+def _first_start_keys(folder: Path) -> tuple[bytes, bytes]:
+    """The vendor and operator keys in ``folder``, made there (mode 0600) if missing."""
+    from pharaon.pool.keys import commitment, new_key, read_key_file, write_key_file
+    from pharaon.pool.seeding import SeedKeyError
+
+    keys = []
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        for who in ("vendor", "operator"):
+            path = folder / f"{who}.key"
+            if not path.exists():
+                write_key_file(path, new_key())
+                typer.echo(f"first start: wrote the {who} key to {path} (mode 0600)", err=True)
+            keys.append(read_key_file(path, who))
+    except SeedKeyError as exc:
+        fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot make the key folder {folder}: {exc.strerror}")
+    for who, key in zip(("vendor", "operator"), keys, strict=True):
+        typer.echo(f"first start: {who} key commitment {commitment(key)}", err=True)
+    return keys[0], keys[1]
 
 
 @app.command("serve")

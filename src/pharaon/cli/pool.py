@@ -53,11 +53,17 @@ def generate_command(
     out: Annotated[Path, typer.Option(help="The block file to write (Parquet).")],
     emission: Annotated[str, typer.Option(help="The emission id.")] = "E1",
     block: Annotated[int, typer.Option(help="The block's number in its emission.")] = 1,
-    vendor_key: Annotated[
-        str | None, typer.Option(help="The vendor's secret key, hex (16 to 64 bytes).")
+    vendor_key_file: Annotated[
+        Path | None,
+        typer.Option(
+            envvar="PHARAON_VENDOR_KEY_FILE",
+            help="The vendor's key file (`pharaon keys new`); with the operator's, or neither "
+            "(fresh keys, forgotten).",
+        ),
     ] = None,
-    operator_key: Annotated[
-        str | None, typer.Option(help="The operator's secret key, hex (16 to 64 bytes).")
+    operator_key_file: Annotated[
+        Path | None,
+        typer.Option(envvar="PHARAON_OPERATOR_KEY_FILE", help="The operator's key file."),
     ] = None,
     design: Annotated[
         Path | None, typer.Option(help="A design file (default: the packaged regulation one).")
@@ -65,15 +71,15 @@ def generate_command(
 ) -> None:
     """Generate a block of units with exactly the prize table, shuffled, with its manifest."""
     from pharaon.pool.generate import generate_block
-    from pharaon.pool.seeding import parse_key
+    from pharaon.pool.keys import read_key_file
 
     if price * BASE_PRICE_CENTS not in rules().prices_cents:
         fail(f"--price must be {rules().prices_in_euros}, got {price}")
-    if (vendor_key is None) != (operator_key is None):
-        fail("give both --vendor-key and --operator-key, or neither")
+    if (vendor_key_file is None) != (operator_key_file is None):
+        fail("give both --vendor-key-file and --operator-key-file, or neither")
     try:
-        vendor = parse_key(vendor_key, "vendor") if vendor_key is not None else None
-        operator = parse_key(operator_key, "operator") if operator_key is not None else None
+        vendor = read_key_file(vendor_key_file, "vendor") if vendor_key_file else None
+        operator = read_key_file(operator_key_file, "operator") if operator_key_file else None
         plan = load_design(design) if design is not None else None
     except (SeedKeyError, DesignError) as exc:
         fail(str(exc))

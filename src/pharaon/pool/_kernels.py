@@ -1,6 +1,6 @@
 """Compiled loops of the layout, the balancing and the sale order (numba), one unit at a time.
 
-Randomness comes in as buffers of 64-bit words: numpy's PCG64 from the HKDF sub-keys for the
+Randomness comes in as buffers of 64-bit words: ChaCha20 keystreams of the HKDF sub-keys for the
 layout and the balancing, SHAKE-256 for the sale order. A kernel consumes them in order and
 stops, reporting where, when one runs dry, so the caller refills and calls again: the result
 depends only on the keys. Cells are drawn in pairs: a 16-bit chunk of a word below 65,520 =

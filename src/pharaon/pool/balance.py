@@ -30,6 +30,7 @@ from pharaon.pool.layout import (
     LaidOut,
     Progress,
 )
+from pharaon.pool.streams import KeyStream
 
 _WORDS: Final = 1 << 16  # random words per refill (512 KiB: stays in cache)
 _GRID_CELLS: Final = np.arange(UNIT_CELLS, dtype=np.int64)
@@ -41,11 +42,12 @@ def balance(
     laid: LaidOut,
     *,
     winning: NDArray[np.bool_],
-    rng: np.random.Generator,
+    stream: KeyStream,
     progress: Progress | None = None,
 ) -> None:
     """Adjust ``laid.units`` in place; ``winning``: (n,) bool, the units with a combination
-    (the others are never changed). Planned cells are never changed."""
+    (the others are never changed). Planned cells are never changed. The cells changed are
+    drawn from ``stream``."""
     winners = np.flatnonzero(winning)
     if winners.size in (0, winning.size):
         return
@@ -53,7 +55,7 @@ def balance(
     share = lose / lose.sum(axis=1, keepdims=True)
     deficit = share * have.sum(axis=1, keepdims=True) - have  # > 0: too few of that symbol
     state = _kernels.new_state()
-    words = rng.bit_generator.random_raw(_WORDS)
+    words = stream.words(_WORDS)
     for _ in range(_MAX_PASSES):
         surplus = float(-deficit[deficit < -0.5].sum())
         if surplus == 0.0:
@@ -67,7 +69,7 @@ def balance(
             )  # fmt: skip
             if status >= 0:
                 break
-            words = rng.bit_generator.random_raw(_WORDS)
+            words = stream.words(_WORDS)
             next_winner = state[5]
             state = _kernels.new_state()
             state[5] = next_winner

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
@@ -74,6 +75,9 @@ class Manifest:
     counts: tuple[CompositionCount, ...]
     units_sha256: str
     merkle_root: str
+    # SHA-256 (hex) of each secret key; None in files made before keys were committed to.
+    vendor_key_commitment: str | None = None
+    operator_key_commitment: str | None = None
     format: str = FORMAT
     leaf: str = field(
         default="SHA-256(0x00 || serial u32 BE || ticket ASCII || prize_cents u64 BE)"
@@ -129,7 +133,15 @@ class Manifest:
             raise BlockFileError(f"manifest: bad prize_table or counts entry ({exc})") from None
         fields = {k: data[k] for k in want}
         fields.update(prize_table=table, counts=counts)
+        for name in ("vendor_key_commitment", "operator_key_commitment"):
+            value = data.get(name)
+            if value is not None and not _SHA256_HEX.fullmatch(str(value)):
+                raise BlockFileError(f"manifest: {name} must be 64 hex digits, got {value!r}")
+            fields[name] = value
         return cls(**fields)
+
+
+_SHA256_HEX: Final = re.compile(r"[0-9a-f]{64}")
 
 
 def _int(value: Any) -> int:

@@ -22,6 +22,7 @@ import numpy as np
 from pharaon.game.fields import field
 from pharaon.game.rules import PrizeTier, rules
 from pharaon.pool.layout import LayoutError, Plan, lay_out
+from pharaon.pool.streams import KeyStream
 
 MAX_BONUS_GROUPS = 4  # 16 bonus cells hold at most four 4-cell groups
 _FEASIBILITY_UNITS = 64
@@ -240,15 +241,15 @@ def _check_table(design: Design) -> None:
 
 
 def _check_feasible(design: Design) -> None:
-    # A fixed seed is right here: this only checks that a layout exists, it decides nothing.
-    rng = np.random.default_rng(20120604)
+    # A fixed key is right here: this only checks that a layout exists, it decides nothing.
+    stream = KeyStream(hashlib.sha256(b"pharaon/design-feasibility").digest())
     for c in design.compositions:
         try:
             lay_out(
                 [c.plan()],
                 np.zeros(_FEASIBILITY_UNITS, dtype=np.int64),
-                layout_rng=rng,
-                fill_rng=rng,
+                layout_stream=stream,
+                fill_stream=stream,
                 max_attempts=_FEASIBILITY_ATTEMPTS,
             )
         except LayoutError:

@@ -4,8 +4,8 @@ order nobody can predict.
 1. Each unit gets a kind from the design (a composition, or losing), in design order; the kinds
    are put in sale order by a permutation from the HKDF order sub-key (SHAKE-256).
 2. :func:`pharaon.pool.layout.lay_out` draws every unit in sale order: fill, combinations at
-   random places, the game core's tables as judge (layout and fill generators seeded from HKDF
-   sub-keys); :func:`pharaon.pool.balance.balance` evens out the background.
+   random places, the game core's tables as judge (layout and fill from ChaCha20 streams of
+   HKDF sub-keys); :func:`pharaon.pool.balance.balance` evens out the background.
 3. The manifest records the design, the prize table, the counts, the SHA-256 of the units and
    the Merkle root over them.
 4. Self-verification: :func:`pharaon.pool.verify.audit_units` re-evaluates every unit with the
@@ -34,12 +34,13 @@ from pharaon.pool.blockfile import (
     units_sha256,
 )
 from pharaon.pool.design import Design, canonical, default_design
+from pharaon.pool.keys import commitment, new_key
 from pharaon.pool.layout import Plan, Progress, lay_out
 from pharaon.pool.merkle import leaf_hashes, merkle_root
-from pharaon.pool.seeding import derive_keys, parse_key, secure_permutation
+from pharaon.pool.seeding import SeedKeyError, derive_keys, parse_key, secure_permutation
 from pharaon.pool.verify import audit_units
 
-GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 2)"
+GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 3)"
 
 
 class SelfVerificationError(ValueError):
@@ -77,13 +78,19 @@ def generate_block(
     progress: Progress | None = None,
 ) -> Block:
     """Make a block at ``price_cents`` (100, 200 or 300) from ``design`` (the regulation's by
-    default). Keys are bytes or hex strings; both or neither (fresh OS secrets)."""
+    default). Keys are bytes or hex strings; both or neither (fresh OS secrets, forgotten).
+    The manifest carries both keys' commitments, never the keys."""
     check_identity(price_cents, emission, block_number)
     design = design or default_design()
     game = rules()
     k = game.multiplier(price_cents)
     context = f"{game.name}|{emission}|{block_number}|{price_cents}|{design.digest}"
-    keys = derive_keys(_key(vendor_key, "vendor"), _key(operator_key, "operator"), context=context)
+    vendor, operator = _key(vendor_key, "vendor"), _key(operator_key, "operator")
+    if (vendor is None) != (operator is None):
+        raise SeedKeyError("give both the vendor and the operator key, or neither")
+    if vendor is None or operator is None:
+        vendor, operator = new_key(), new_key()
+    keys = derive_keys(vendor, operator, context=context)
     n = design.block_size
     plans = [Plan((), ())] + [c.plan() for c in design.compositions]
     counts = [n - design.winning_units] + [c.count for c in design.compositions]
@@ -99,11 +106,11 @@ def generate_block(
     laid = lay_out(
         plans,
         sale_kinds,
-        layout_rng=keys.generator("layout"),
-        fill_rng=keys.generator("fill"),
+        layout_stream=keys.stream("layout"),
+        fill_stream=keys.stream("fill"),
         progress=progress,
     )
-    balance(laid, winning=sale_kinds > 0, rng=keys.generator("balance"), progress=progress)
+    balance(laid, winning=sale_kinds > 0, stream=keys.stream("balance"), progress=progress)
     amounts = np.array([0] + [c.amount_cents * k for c in design.compositions], dtype=np.int64)
     lots = amounts[sale_kinds]
     manifest = Manifest(
@@ -123,6 +130,8 @@ def generate_block(
         ),
         units_sha256="",
         merkle_root="",
+        vendor_key_commitment=commitment(vendor),
+        operator_key_commitment=commitment(operator),
     )
     if progress is not None:
         progress("self-verify and hashes", 0, 1)

@@ -42,6 +42,7 @@ from pharaon.game.board import (
 )
 from pharaon.game.tables import bonus_table, line_table
 from pharaon.pool import _kernels
+from pharaon.pool.streams import KeyStream
 
 LINE_CELLS: Final = np.array([line.cells for line in LINES], dtype=np.int64)
 """(40, 4) int64: the unit cells of each line."""
@@ -148,11 +149,6 @@ _WORDS: Final = 1 << 16  # random words per refill (512 KiB: stays in cache)
 _CHUNK_UNITS: Final = 1 << 15  # units per chunk (and per pair of random streams)
 
 
-def _words(rng: np.random.Generator) -> NDArray[np.uint64]:
-    words: NDArray[np.uint64] = rng.bit_generator.random_raw(_WORDS)
-    return words
-
-
 def encode_plans(plans: Sequence[Plan]) -> tuple[NDArray[np.int64], ...]:
     """The plans as arrays for the kernels: pieces (k, m, 2) [symbol, is group] with groups
     first, piece counts (k,), wanted line and bonus counts (k, 6)."""
@@ -169,20 +165,12 @@ def encode_plans(plans: Sequence[Plan]) -> tuple[NDArray[np.int64], ...]:
     return pieces, counts, want_lines, want_bonus
 
 
-def _stream(rng: np.random.Generator, jumps: int) -> np.random.Generator:
-    """An independent stream: ``rng``'s PCG64 jumped ahead ``jumps`` × 2^127 steps."""
-    bit = rng.bit_generator
-    if not isinstance(bit, np.random.PCG64):
-        raise TypeError(f"the layout needs PCG64 generators, got {type(bit).__name__}")
-    return np.random.Generator(bit.jumped(jumps))
-
-
 def _draw_chunk(
     kinds: NDArray[np.int64],
     start: int,
     *,
     tables: tuple[NDArray[np.int64], ...],
-    streams: tuple[np.random.Generator, np.random.Generator],
+    streams: tuple[KeyStream, KeyStream],
     out: LaidOut,
     max_attempts: int,
     plans: Sequence[Plan],
@@ -190,9 +178,9 @@ def _draw_chunk(
     """Draw the units of one chunk (the kernel releases the GIL: chunks run in parallel);
     returns the chunk's free symbol counts."""
     pieces, counts, want_lines, want_bonus = tables
-    layout_rng, fill_rng = streams
-    layout_buf, layout_st = _words(layout_rng), _kernels.new_state()
-    fill_buf, fill_st = _words(fill_rng), _kernels.new_state()
+    layout_stream, fill_stream = streams
+    layout_buf, layout_st = layout_stream.words(_WORDS), _kernels.new_state()
+    fill_buf, fill_st = fill_stream.words(_WORDS), _kernels.new_state()
     free = np.zeros((2, 2, SYMBOLS), dtype=np.int64)
     n = kinds.shape[0]
     done = 0
@@ -212,10 +200,10 @@ def _draw_chunk(
             )
         if layout_st[1]:
             attempts = layout_st[4]
-            layout_buf, layout_st = _words(layout_rng), _kernels.new_state()
+            layout_buf, layout_st = layout_stream.words(_WORDS), _kernels.new_state()
             layout_st[4] = attempts
         if fill_st[1]:
-            fill_buf, fill_st = _words(fill_rng), _kernels.new_state()
+            fill_buf, fill_st = fill_stream.words(_WORDS), _kernels.new_state()
     return free
 
 
@@ -223,14 +211,15 @@ def lay_out(
     plans: Sequence[Plan],
     kinds: NDArray[np.int64],
     *,
-    layout_rng: np.random.Generator,
-    fill_rng: np.random.Generator,
+    layout_stream: KeyStream,
+    fill_stream: KeyStream,
     progress: Progress | None = None,
     max_attempts: int = 100_000,
 ) -> LaidOut:
     """Draw one unit per entry of ``kinds`` ((n,) indices into ``plans``).
 
-    Unit ``i`` holds exactly the combinations of ``plans[kinds[i]]``. Raises
+    Unit ``i`` holds exactly the combinations of ``plans[kinds[i]]``; where the combinations go
+    comes from ``layout_stream``, the other symbols from ``fill_stream``. Raises
     :class:`LayoutError` if a unit still misses its plan after ``max_attempts`` draws.
     """
     n = kinds.shape[0]
@@ -241,14 +230,11 @@ def lay_out(
         free_symbols=np.zeros((2, 2, SYMBOLS), dtype=np.int64),
     )
     kinds = np.ascontiguousarray(kinds, dtype=np.int64)
-    # Fixed chunks, each with its own streams (PCG64 jumped ahead by 2^127 steps per stream):
-    # the block depends on the keys only, not on how many threads draw the chunks.
+    # Fixed chunks, each with substreams of its own: the block depends on the keys only, not
+    # on how many threads draw the chunks.
     starts = list(range(0, n, _CHUNK_UNITS))
     streams = [
-        (
-            _stream(layout_rng, 2 * c + 1),
-            _stream(fill_rng, 2 * c + 2),
-        )
+        (layout_stream.substream(2 * c + 1), fill_stream.substream(2 * c + 2))
         for c in range(len(starts))
     ]
 

@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pharaon.pool import _kernels
+from pharaon.pool.streams import KeyStream
 
 KEY_BYTES_MIN = 16
 KEY_BYTES_MAX = 64
@@ -49,12 +50,13 @@ def hkdf_expand(prk: bytes, info: bytes, length: int) -> bytes:
 
 
 def parse_key(text: str, who: str) -> bytes:
-    """A key given as hex on the command line; ``who`` is 'vendor' or 'operator'."""
+    """A key written in hex (a key file's text); ``who`` is 'vendor' or 'operator'. Errors
+    never repeat the text: it may be a key."""
     cleaned = text.strip().lower().removeprefix("0x")
     try:
         key = bytes.fromhex(cleaned)
     except ValueError:
-        raise SeedKeyError(f"--{who}-key must be hexadecimal digits, got {text!r}") from None
+        raise SeedKeyError(f"the {who} key must be hexadecimal digits") from None
     _check_key(key, who)
     return key
 
@@ -78,15 +80,15 @@ class BlockKeys:
     def __repr__(self) -> str:
         return "BlockKeys(<secret>)"
 
-    def generator(self, purpose: str) -> np.random.Generator:
-        """A numpy generator (PCG64) seeded from the ``layout`` or ``fill`` sub-key, or from
-        ``balance``, a key expanded from ``fill`` (cell content only, never the order)."""
+    def stream(self, purpose: str) -> KeyStream:
+        """The ChaCha20 stream of the ``layout`` or ``fill`` sub-key, or of ``balance``, a key
+        expanded from ``fill`` (cell content only, never the order)."""
         key = {
             "layout": self.layout,
             "fill": self.fill,
             "balance": hkdf_expand(self.fill, b"balance", _HASH_LEN),
         }[purpose]
-        return np.random.Generator(np.random.PCG64(int.from_bytes(key, "big")))
+        return KeyStream(key)
 
 
 def derive_keys(
@@ -100,7 +102,7 @@ def derive_keys(
     Both keys or neither: with neither, two fresh 32-byte secrets are drawn from the OS.
     """
     if (vendor_key is None) != (operator_key is None):
-        raise SeedKeyError("give both --vendor-key and --operator-key, or neither")
+        raise SeedKeyError("give both the vendor and the operator key, or neither")
     if vendor_key is None or operator_key is None:
         vendor_key, operator_key = secrets.token_bytes(32), secrets.token_bytes(32)
     _check_key(vendor_key, "vendor")

@@ -9,10 +9,14 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 _PROJECT = Path(__file__).resolve().parents[3]
 
 
-def _default_database_url() -> str:
+def _var() -> Path:
     # Under the project when run from a checkout, else under the current directory.
     base = _PROJECT if (_PROJECT / "pyproject.toml").exists() else Path.cwd()
-    return f"sqlite:///{base / 'var' / 'pharaon.db'}"
+    return base / "var"
+
+
+def _default_database_url() -> str:
+    return f"sqlite:///{_var() / 'pharaon.db'}"
 
 
 class Settings(BaseSettings):
@@ -21,6 +25,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PHARAON_", extra="ignore")
 
     database_url: str = _default_database_url()
+    # Where `serve`'s first start keeps the vendor and operator key files of its blocks.
+    keys_dir: Path = _var() / "keys"
     allow_test_blocks: bool = False
     session_idle_minutes: int = 30
     lockout_failures: int = 5

@@ -1,0 +1,30 @@
+"""`pharaon keys new`: a secret key for the block factory, in a file of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from pharaon.cli.app import app, fail
+
+keys_app = typer.Typer(help="The vendor's and operator's secret keys.", no_args_is_help=True)
+app.add_typer(keys_app, name="keys")
+
+
+@keys_app.command("new")
+def new_command(
+    out: Annotated[Path, typer.Option(help="The key file to create (mode 0600).")],
+) -> None:
+    """Write a fresh 32-byte key to a new file and print its commitment (SHA-256 of the key),
+    the value a block's manifest will carry."""
+    from pharaon.pool.keys import commitment, new_key, write_key_file
+    from pharaon.pool.seeding import SeedKeyError
+
+    key = new_key()
+    try:
+        write_key_file(out, key)
+    except SeedKeyError as exc:
+        fail(str(exc))
+    typer.echo(f"wrote {out} (mode 0600); commitment {commitment(key)}")

@@ -1,0 +1,69 @@
+"""The vendor's and the operator's secret keys as files, and their public commitments.
+
+A key file holds one key as hexadecimal text (32 bytes from ``secrets`` by `pharaon keys new`;
+16 to 64 bytes are accepted), readable by its owner only (mode 0600). Keys are read from files,
+never from the command line (argv shows in ``ps`` and in shell history) and never written to a
+block file, a log or the database: a block's manifest carries each key's **commitment**, the
+SHA-256 of its bytes, so whoever holds the key can later show it made the block.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import secrets
+import stat
+from pathlib import Path
+
+from pharaon.pool.seeding import SeedKeyError, parse_key
+
+NEW_KEY_BYTES = 32
+
+
+def commitment(key: bytes) -> str:
+    """The public commitment to ``key``: its SHA-256, in hex."""
+    return hashlib.sha256(key).hexdigest()
+
+
+def new_key() -> bytes:
+    """A fresh key from the operating system's secure source."""
+    return secrets.token_bytes(NEW_KEY_BYTES)
+
+
+def write_key_file(path: Path, key: bytes) -> None:
+    """Write ``key`` to a new file ``path``, mode 0600; raises :class:`SeedKeyError` if the
+    file exists or cannot be written."""
+    try:
+        # O_EXCL: a key is never overwritten; the mode is set as the file is created.
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise SeedKeyError(f"{path} exists already: a key file is never overwritten") from None
+    except OSError as exc:
+        raise SeedKeyError(f"cannot write key file {path}: {exc.strerror}") from None
+    with os.fdopen(fd, "w", encoding="ascii") as out:
+        out.write(key.hex() + "\n")
+
+
+def read_key_file(path: Path, who: str) -> bytes:
+    """The key in file ``path`` (``who``: vendor or operator); raises :class:`SeedKeyError`
+    with one line if it is missing, readable by others, or not a key."""
+    where = f"the {who} key file {path}"
+    try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):
+            raise SeedKeyError(f"{where} is not a regular file")
+        if mode & 0o077:
+            raise SeedKeyError(
+                f"{where} can be read by others (mode {stat.S_IMODE(mode):04o}): chmod 600 it"
+            )
+        text = path.read_text("ascii")
+    except FileNotFoundError:
+        raise SeedKeyError(f"{where} does not exist") from None
+    except OSError as exc:
+        raise SeedKeyError(f"cannot read {where}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise SeedKeyError(f"{where} does not hold hexadecimal text") from None
+    try:
+        return parse_key(text, who)
+    except SeedKeyError as exc:
+        raise SeedKeyError(f"{where}: {exc}") from None
