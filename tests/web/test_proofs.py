@@ -58,7 +58,8 @@ def test_blocks_are_published_without_a_session(
             row.units_sha256,
             row.state,
         )
-        assert b["loaded_at"] and b["test"] is True
+        assert b["loaded_at"]
+        assert b["test"] is True
     assert (found[0]["vendor_key_commitment"], found[0]["operator_key_commitment"]) == (None, None)
     assert found[1]["vendor_key_commitment"] == "ab" * 32
     assert found[1]["operator_key_commitment"] == "cd" * 32
@@ -100,29 +101,35 @@ def test_a_finished_play_has_a_proof_of_its_block(
     good = tmp_path / "good.json"
     good.write_text(json.dumps(proof))
     code, out, _ = _check(good)
-    assert code == 0 and out.count("\n") == 1 and "good proof" in out
+    assert code == 0
+    assert out.count("\n") == 1
+    assert "good proof" in out
     assert _check(good, "--root", root)[0] == 0
     code, _, err = _check(good, "--root", "0" * 64)
-    assert code == 1 and "not the published" in err
+    assert code == 1
+    assert "not the published" in err
     step = proof["path"][2]
     step["hash"] = ("0" if step["hash"][0] != "0" else "1") + step["hash"][1:]
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(proof))
     code, out, err = _check(bad)
     assert (code, out) == (1, "")
-    assert err.count("\n") == 1 and "not in the block" in err
+    assert err.count("\n") == 1
+    assert "not in the block" in err
     proof = player.get(f"/plays/{pid}/proof").json()
     proof["lot_cents"] += 100
     bad.write_text(json.dumps(proof))
     code, _, err = _check(bad)
-    assert code == 1 and "lot_cents" in err
+    assert code == 1
+    assert "lot_cents" in err
     for text in ("{not json", "[]", json.dumps({"serial": "1"})):
         bad.write_text(text)
         code, out, err = _check(bad)
         assert code != 0 and out == "" and err.count("\n") == 1, text
         assert "Traceback" not in err
     code, _, err = _check(tmp_path / "missing.json")
-    assert code == 2 and "cannot read" in err
+    assert code == 2
+    assert "cannot read" in err
 
 
 def test_an_unfinished_jouer_play_has_no_proof_yet(
