@@ -125,7 +125,7 @@ def test_a_finished_play_has_a_proof_of_its_block(
     for text in ("{not json", "[]", json.dumps({"serial": "1"})):
         bad.write_text(text)
         code, out, err = _check(bad)
-        assert code != 0 and out == "" and err.count("\n") == 1, text
+        assert (code != 0, out, err.count("\n")) == (True, "", 1), text
         assert "Traceback" not in err
     code, _, err = _check(tmp_path / "missing.json")
     assert code == 2
