@@ -368,10 +368,11 @@ def _keep_trees() -> None:
 
     from pharaon.service import trees
 
-    session = Session(bind=op.get_bind())
-    for (block_id,) in session.execute(sa.text("SELECT id FROM blocks ORDER BY id")).all():
-        trees.store_tree_from_units(session, block_id=int(block_id))
-    session.flush()
+    # In the migration's own transaction: closing the session leaves that to alembic.
+    with Session(bind=op.get_bind()) as session:
+        for (block_id,) in session.execute(sa.text("SELECT id FROM blocks ORDER BY id")).all():
+            trees.store_tree_from_units(session, block_id=int(block_id))
+        session.flush()
 
 
 def downgrade() -> None:
