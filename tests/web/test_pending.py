@@ -47,10 +47,13 @@ def test_a_jouer_lot_shows_and_counts_only_at_the_fourth_grid(
     for _ in range(serial - 1):
         assert other.play(100, "auto").status_code == 201
     player.deposit(100)
+    remaining = player.get("/prizes/remaining", stake_cents=100).json()
     bought = player.play(100, "jouer").json()
     assert bought["serial"] == serial
     pid = bought["play_id"]
     seen = {"me": player.get("/me").json(), "history": player.get("/plays").json()}
+    # The remaining prizes still count the lot: a count that moved would tell it.
+    assert player.get("/prizes/remaining", stake_cents=100).json() == remaining
     assert seen["me"]["balance_cents"] == 0
     assert _pending(engine) == lot  # held, and accounted for
     _audit_ok(engine)
@@ -67,6 +70,7 @@ def test_a_jouer_lot_shows_and_counts_only_at_the_fourth_grid(
         (listed,) = player.get("/plays").json()["plays"]
         assert all(listed[k] is None for k in hidden), grid
         assert player.get(f"/plays/{pid}/proof").status_code == 409
+        assert player.get("/prizes/remaining", stake_cents=100).json() == remaining
         assert _pending(engine) == lot
     done = player.post(f"/plays/{pid}/reveal", {"grid": 3}).json()
     assert done["finished"] is True
@@ -76,6 +80,10 @@ def test_a_jouer_lot_shows_and_counts_only_at_the_fourth_grid(
     assert player.get(f"/plays/{pid}").json()["prize_cents"] == lot
     assert player.get("/plays").json()["plays"][0]["prize_cents"] == lot
     assert _pending(engine) == 0
+    after = {r["prize_cents"]: r["remaining"] for r in remaining}
+    after[lot] -= 1
+    now = player.get("/prizes/remaining", stake_cents=100).json()
+    assert {r["prize_cents"]: r["remaining"] for r in now} == after
     # Uncovering a grid again credits nothing more; the lot is now spendable.
     player.post(f"/plays/{pid}/reveal", {"grid": 3})
     assert player.balance() == lot

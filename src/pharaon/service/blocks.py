@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session
 from pharaon.game.rules import rules
 from pharaon.service import audit
 from pharaon.service.errors import ConflictError, InvalidError, NotFoundError
-from pharaon.store.tables import Block, BlockPrize, PlayRow
+from pharaon.store.tables import UNFINISHED_JOUER, Block, BlockPrize, PlayRow
 
 Progress = Callable[[str, int, int], None]
 
@@ -124,12 +124,21 @@ def open_next(session: Session, *, price_cents: int) -> int | None:
 
 
 def _sold_lots(connection: Connection, block_ids: list[int]) -> dict[tuple[int, int], int]:
+    """Winning units sold, by (block, lot), less those of jouer plays not yet finished: their
+    lots are still to be told, and a count that moved at the purchase would tell them."""
     rows = connection.execute(
         select(PlayRow.block_id, PlayRow.prize_cents, func.count())
         .where(PlayRow.block_id.in_(block_ids), PlayRow.prize_cents > 0)
         .group_by(PlayRow.block_id, PlayRow.prize_cents)
     )
-    return {(b, p): n for b, p, n in rows}
+    sold = {(b, p): n for b, p, n in rows}
+    for b, p, n in connection.execute(
+        select(PlayRow.block_id, PlayRow.prize_cents, func.count())
+        .where(PlayRow.block_id.in_(block_ids), PlayRow.prize_cents > 0, UNFINISHED_JOUER)
+        .group_by(PlayRow.block_id, PlayRow.prize_cents)
+    ):
+        sold[(b, p)] -= n
+    return sold
 
 
 def _remaining(connection: Connection, block_ids: list[int]) -> dict[int, list[tuple[int, int]]]:

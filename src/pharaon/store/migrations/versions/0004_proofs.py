@@ -7,6 +7,8 @@
 - ``merkle_chunks``: every level of each block's Merkle tree, in slices, so a proof reads a
   few hashes (``service/proofs.py``).
 - ``audit_checkpoints``: published heads of the audit chain.
+- ``ix_plays_unfinished``: the few jouer plays not yet finished, by block and lot, so that the
+  remaining prizes count their lots as still to be won (a count that moved would tell them).
 
 Revision ID: 0004
 Revises: 0003
@@ -348,6 +350,14 @@ def upgrade() -> None:
         sa.Column("reason", sa.String(length=16), nullable=False),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_checkpoints")),
     )
+    with op.batch_alter_table("plays", schema=None) as batch_op:
+        batch_op.create_index(
+            "ix_plays_unfinished",
+            ["block_id", "prize_cents"],
+            unique=False,
+            sqlite_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+            postgresql_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+        )
     accounts = sa.table(
         "accounts",
         sa.column("id", sa.Integer()),
@@ -381,5 +391,11 @@ def downgrade() -> None:
         op.execute(before.SELL)
         op.execute(f"ALTER FUNCTION {SIGNATURE} SET enable_seqscan = off")
     op.execute("DELETE FROM accounts WHERE id = 0")
+    with op.batch_alter_table("plays", schema=None) as batch_op:
+        batch_op.drop_index(
+            "ix_plays_unfinished",
+            sqlite_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+            postgresql_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+        )
     op.drop_table("audit_checkpoints")
     op.drop_table("merkle_chunks")
