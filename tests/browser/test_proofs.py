@@ -23,6 +23,7 @@ def _play_one(page: Page) -> dict[str, object]:
     bought = press_buy(page, "Jouer")
     for grid in (1, 2, 3, 4):
         uncover(page, grid)
+    expect(page.locator("#balance-note")).to_have_text("")  # the play is finished on the page
     play: dict[str, object] = api(page, f"/plays/{bought['play_id']}")
     assert play["finished"] is True
     return play
@@ -55,11 +56,12 @@ def test_verify_says_the_play_is_in_the_block_the_infos_tab_shows(
     text = verdict.inner_text()
     root = next(w for w in text.replace("(", " ").split() if len(w) == 64)
     tab(page, "Infos")
-    row = page.locator("table.blocks tbody tr").filter(has_text=root)
+    row = page.locator("#blocks-table article.block").filter(has_text=root)
     expect(row).to_have_count(1)
     (block,) = [b for b in api(page, "/blocks") if b["block_id"] == play["block_id"]]
     assert block["merkle_root"] == root
     expect(row).to_contain_text(block["units_sha256"])
+    assert row.get_attribute("data-block-id") == str(play["block_id"])
     # The same proof, offline.
     proof = api(page, f"/plays/{play['play_id']}/proof")
     good = tmp_path / "proof.json"

@@ -69,29 +69,30 @@ function hash(value) {
 function blocksTable() {
   if (blocks === null) return el("p", { text: t("loading") });
   if (blocks.length === 0) return el("p", { class: "note", text: t("blocks_none") });
-  return table(
-    t("blocks_title"),
-    [
-      t("col_block"),
-      t("col_price"),
-      t("col_state"),
-      t("col_loaded"),
-      t("col_root"),
-      t("col_units_sha"),
-      t("col_vendor_key"),
-      t("col_operator_key"),
-    ],
-    blocks.map((b) => [
-      `${b.emission} n° ${b.block_number}${b.test ? ` ${t("test_block")}` : ""}`,
-      formatStake(b.price_cents),
-      t(`state_${b.state}`),
-      formatWhen(b.loaded_at),
-      hash(b.merkle_root),
-      hash(b.units_sha256),
-      hash(b.vendor_key_commitment),
-      hash(b.operator_key_commitment),
-    ]),
-    "blocks",
+  // One card per block: the hashes are too long for the columns of a table.
+  return el(
+    "div",
+    { class: "blocks" },
+    blocks.map((b) =>
+      el(
+        "article",
+        { class: "block", dataset: { blockId: b.block_id } },
+        el("h3", {
+          text: `${t("col_block")} ${b.emission} n° ${b.block_number}${b.test ? ` ${t("test_block")}` : ""} — ${formatStake(b.price_cents)} — ${t(`state_${b.state}`)}`,
+        }),
+        el(
+          "dl",
+          {},
+          [
+            ["col_loaded", formatWhen(b.loaded_at)],
+            ["col_root", hash(b.merkle_root)],
+            ["col_units_sha", hash(b.units_sha256)],
+            ["col_vendor_key", hash(b.vendor_key_commitment)],
+            ["col_operator_key", hash(b.operator_key_commitment)],
+          ].flatMap(([key, value]) => [el("dt", { text: t(key) }), el("dd", {}, value)]),
+        ),
+      ),
+    ),
   );
 }
 
