@@ -84,10 +84,9 @@ def test_the_daily_checkpoint_is_taken_once_a_day(engine: Engine, load: BlockLoa
     load(100)
     now = utcnow()
     with make_sessionmaker(engine)() as session:
-        assert checkpoints.take_if_due(session, now=now) is False  # the load's is fresh
-        assert checkpoints.take_if_due(session, now=now + timedelta(hours=23)) is False
-        assert checkpoints.take_if_due(session, now=now + timedelta(hours=25)) is True
-        assert checkpoints.take_if_due(session, now=now + timedelta(hours=26)) is False
+        for hours, taken in ((0, False), (23, False), (25, True), (26, False)):  # load's, fresh
+            assert checkpoints.take_if_due(session, now=now + timedelta(hours=hours)) is taken
+            session.commit()
         reasons = session.execute(
             select(AuditCheckpoint.reason).order_by(AuditCheckpoint.id)
         ).scalars()

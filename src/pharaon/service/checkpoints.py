@@ -44,19 +44,14 @@ def take(session: Session, *, reason: str, now: datetime) -> Checkpoint:
 
 
 def take_if_due(session: Session, *, now: datetime, max_age: timedelta = DAY) -> bool:
-    """Take a ``daily`` checkpoint, and commit, if the last is older than ``max_age`` (or there
-    is none); whether one was taken. The head is locked first, so concurrent callers take one."""
-    try:
-        session.execute(_LOCK_HEAD).one()
-        last = session.execute(select(func.max(AuditCheckpoint.taken_at))).scalar_one_or_none()
-        if last is not None and now - last < max_age:
-            session.rollback()
-            return False
-        take(session, reason="daily", now=now)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
+    """Take a ``daily`` checkpoint, in the caller's transaction (the caller commits), if the
+    last is older than ``max_age`` (or there is none); whether one was taken. The head is
+    locked first, so that of concurrent callers one takes it."""
+    session.execute(_LOCK_HEAD).one()
+    last = session.execute(select(func.max(AuditCheckpoint.taken_at))).scalar_one_or_none()
+    if last is not None and now - last < max_age:
+        return False
+    take(session, reason="daily", now=now)
     return True
 
 

@@ -53,7 +53,7 @@ async def _daily_checkpoints(writers: sessionmaker[Session]) -> None:
     """Take a checkpoint of the audit chain at start and whenever the last is a day old."""
 
     def look() -> None:
-        with writers() as session:
+        with writers() as session, session.begin():
             checkpoints.take_if_due(session, now=utcnow())
 
     while True:
