@@ -3,11 +3,11 @@ fourth grid is uncovered; on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, select, update
 
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import PENDING_ACCOUNT, Account, UnitRow
+from pharaon.store.tables import PENDING_ACCOUNT, Account, PlayRow, UnitRow
 from tests.conftest import BlockLoader, Player
 
 
@@ -101,3 +101,24 @@ def test_an_auto_lot_is_credited_at_once(engine: Engine, load: BlockLoader, play
     assert player.balance() == play["balance_after_cents"]
     assert _pending(engine) == 0
     _audit_ok(engine)
+
+
+def test_the_audit_counts_the_pending_lots(
+    engine: Engine, load: BlockLoader, player: Player, other: Player
+) -> None:
+    block_id = load(100)
+    serial, lot = _winning_serial(engine, block_id, at_least=50)
+    other.deposit(100 * serial)
+    for _ in range(serial - 1):
+        other.play(100, "auto")
+    player.deposit(100)
+    pid = player.play(100, "jouer").json()["play_id"]
+    _audit_ok(engine)
+    with make_sessionmaker(engine)() as session:  # finished without its lot moved: caught
+        session.execute(update(PlayRow).where(PlayRow.id == pid).values(revealed=15))
+        session.commit()
+        report = run_audit(session=session)
+    assert report.failures == [
+        f"pending lots equal unfinished plays' lots: pending account {lot}, "
+        "lots of jouer plays not fully uncovered 0"
+    ]
