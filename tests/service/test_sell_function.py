@@ -88,7 +88,8 @@ def _scenario(engine: Engine, blocks: list[Block]) -> tuple[list[list[str]], dic
     out = funded_player(sessions, "out", 1_000)
     with sessions() as session:
         limits.self_exclude(session=session, player_id=out, days=7, now=FIRST)
-    first = [sales.Order(p, 100, Mode.AUTO, "a") for p in rich[:5]]  # across the first block's end
+    # Across the first block's end, in jouer mode: their lots wait in the pending account.
+    first = [sales.Order(p, 100, Mode.JOUER, "a") for p in rich[:5]]
     first += [
         sales.Order(rich[5], 300, Mode.JOUER, "a"),
         sales.Order(poor, 100, Mode.AUTO, "a"),
@@ -96,7 +97,7 @@ def _scenario(engine: Engine, blocks: list[Block]) -> tuple[list[list[str]], dic
         sales.Order(rich[6], 200, Mode.AUTO, "a"),  # no block at 2 €
     ]
     second = [
-        sales.Order(rich[0], 100, Mode.AUTO, "a"),  # a retry: replays its play
+        sales.Order(rich[0], 100, Mode.JOUER, "a"),  # a retry: replays its play
         sales.Order(rich[1], 300, Mode.AUTO, "a"),  # the same key for another request
         *(sales.Order(p, 100, Mode.AUTO, "b") for p in rich[2:5]),  # the second block's last
         sales.Order(rich[7], 100, Mode.AUTO, "b"),  # sold out: refunded
@@ -129,6 +130,11 @@ def _scenario(engine: Engine, blocks: list[Block]) -> tuple[list[list[str]], dic
     return summaries, rows
 
 
+def _lots_of(block: Block, first: int) -> int:
+    """The lots of the block's ``first`` units."""
+    return int(block.lots_cents[:first].sum())
+
+
 def _summary(outcome: sales.Outcome) -> str:
     if isinstance(outcome, PlayView):
         return (
@@ -142,7 +148,10 @@ def _summary(outcome: sales.Outcome) -> str:
 def test_the_database_function_sells_as_the_python_steps_do(
     schemas: Callable[[], Engine], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    blocks = [make_block(100, size=16), make_block(100, size=16, number=2), make_block(300)]
+    first_block = make_block(100, size=16)
+    while not first_block.lots_cents[13:].any():  # a lot among the jouer units sold at its end
+        first_block = make_block(100, size=16)
+    blocks = [first_block, make_block(100, size=16, number=2), make_block(300)]
     called = []
     in_postgres = sales._sell_in_postgres
 
@@ -156,6 +165,10 @@ def test_the_database_function_sells_as_the_python_steps_do(
     monkeypatch.setattr(sales, "_sell_in_postgres", sales._sell_here)
     by_steps = _scenario(schemas(), blocks)
     assert by_function == by_steps
+    pending = [balance for id_, _, _, balance in by_function[1]["accounts"] if id_ == 0]
+    # The jouer units: the first block's last three, the second's first two, the 3 € one.
+    jouer_lots = int(first_block.lots_cents[13:].sum()) + _lots_of(blocks[1], 2)
+    assert pending == [jouer_lots + _lots_of(blocks[2], 1)]
 
     first, second = by_function[0]
     assert [s.split(" ")[0] for s in first[:6]] == ["play"] * 6

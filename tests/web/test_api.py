@@ -180,7 +180,8 @@ def test_purchase_idempotency(engine: Engine, load: BlockLoader, player: Player)
     again = player.play(100, "jouer", key="k-1")
     assert first.status_code == again.status_code == 201
     assert again.json() == first.json()
-    assert player.balance() == first.json()["balance_before_cents"] - 100 + _lot(player, first)
+    lot = _lot(player, first)  # uncovered first: the lot counts from the fourth grid on
+    assert player.balance() == first.json()["balance_before_cents"] - 100 + lot
     r = player.play(200, "jouer", key="k-1")
     assert (r.status_code, r.json()["error"]) == (409, "idempotency_conflict")
     r = player.post("/plays", {"stake_cents": 100, "mode": "auto"})

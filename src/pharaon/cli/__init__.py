@@ -6,6 +6,7 @@ from pharaon.cli import game as _game  # noqa: F401  (registers its commands)
 from pharaon.cli import keys as _keys  # noqa: F401  (registers its commands)
 from pharaon.cli import ops as _ops  # noqa: F401  (registers its commands)
 from pharaon.cli import pool as _pool  # noqa: F401  (registers its commands)
+from pharaon.cli import proofs as _proofs  # noqa: F401  (registers its commands)
 from pharaon.cli.app import app
 
 __all__ = ["app", "main"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from collections.abc import Iterator
@@ -184,14 +185,48 @@ def blocks_deactivate(
     typer.echo(f"block {block_id} deactivated")
 
 
+def _published(path: Path) -> list[tuple[int, str]]:
+    """(seq, sha256) of the checkpoints in ``path``, as GET /api/v1/audit/checkpoints gives
+    them; the command fails with one line if the file is not that."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        fail(f"cannot read {path}: {exc.strerror or exc}")
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        fail(f"{path} is not JSON: {exc}")
+    out = []
+    for item in data if isinstance(data, list) else [None]:
+        seq = item.get("seq") if isinstance(item, dict) else None
+        digest = item.get("sha256") if isinstance(item, dict) else None
+        if type(seq) is not int or not isinstance(digest, str) or len(digest) != 64:
+            fail(f"{path}: expected a list of {{'seq': int, 'sha256': hex}}, got {item!r}"[:200])
+        out.append((seq, digest))
+    return out
+
+
 @app.command("audit")
-def audit_command(database_url: DatabaseUrl = None) -> None:
-    """Check the ledger, balances, units against plays, block sizes and the audit chain."""
+def audit_command(
+    database_url: DatabaseUrl = None,
+    head: Annotated[
+        bool, typer.Option("--head", help="Only print the audit chain's head (seq and hash).")
+    ] = False,
+    checkpoints: Annotated[
+        Path | None,
+        typer.Option(help="Checkpoints kept outside (GET /api/v1/audit/checkpoints) to check."),
+    ] = None,
+) -> None:
+    """Check the ledger, balances, pending lots, units against plays, block sizes and the
+    audit chain (which must pass through every checkpoint)."""
     from pharaon.service import audit
 
     settings = _settings(database_url)
+    published = [] if checkpoints is None else _published(checkpoints)
     with _session(settings) as session:
-        report = audit.run_audit(session=session)
+        if head:
+            seq, digest = audit.head(session)
+            typer.echo(f"audit chain head: seq {seq} sha256 {digest}")
+            return
+        report = audit.run_audit(session=session, published=published)
     for name, passed, found in report.checks:
         typer.echo(f"{'ok  ' if passed else 'FAIL'}  {name}: {found}")
     if not report.ok:

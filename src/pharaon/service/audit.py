@@ -16,9 +16,12 @@ from typing import Any
 from sqlalchemy import Select, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
+from pharaon.game.board import GRIDS
 from pharaon.store.tables import (
     GENESIS_HASH,
+    PENDING_ACCOUNT,
     Account,
+    AuditCheckpoint,
     AuditHead,
     AuditRecord,
     Block,
@@ -29,6 +32,7 @@ from pharaon.store.tables import (
 )
 
 _HEAD = 1
+ALL_GRIDS = (1 << GRIDS) - 1  # a play's ``revealed`` when every grid is uncovered
 _CHAIN_BATCH = 10_000
 
 # Built once: appending is on the path of every purchase.
@@ -230,7 +234,35 @@ def _check_units(session: Session) -> list[tuple[str, bool, str]]:
     return out
 
 
-def _check_chain(session: Session) -> tuple[str, bool, str]:
+def _check_pending(session: Session) -> tuple[str, bool, str]:
+    held = session.execute(
+        select(Account.balance_cents).where(Account.id == PENDING_ACCOUNT)
+    ).scalar_one()
+    waiting = session.execute(
+        select(func.coalesce(func.sum(PlayRow.prize_cents), 0)).where(
+            PlayRow.mode == "jouer", PlayRow.revealed != ALL_GRIDS
+        )
+    ).scalar_one()
+    return (
+        "pending lots equal unfinished plays' lots",
+        held == waiting,
+        f"pending account {held}, lots of jouer plays not fully uncovered {waiting}",
+    )
+
+
+def _check_chain(
+    session: Session, published: Sequence[tuple[int, str]] = ()
+) -> tuple[str, bool, str]:
+    anchors: dict[int, set[str]] = {}
+    for seq, digest in [
+        *(
+            (int(seq), str(digest))
+            for seq, digest in session.execute(select(AuditCheckpoint.seq, AuditCheckpoint.sha256))
+        ),
+        *published,
+    ]:
+        anchors.setdefault(int(seq), set()).add(digest)
+    anchors.pop(0, None)  # the empty chain's head: nothing to anchor
     prev, expected_seq, count = GENESIS_HASH, 1, 0
     last_seq = 0
     while True:
@@ -259,6 +291,13 @@ def _check_chain(session: Session) -> tuple[str, bool, str]:
             )
             if r.prev_sha256 != prev or r.sha256 != digest:
                 return ("audit chain intact", False, f"record {r.seq} does not match its hash")
+            if anchors.get(r.seq, {r.sha256}) != {r.sha256}:
+                return (
+                    "audit chain intact",
+                    False,
+                    f"record {r.seq} is not the published checkpoint at that sequence: "
+                    "the chain was rewritten",
+                )
             prev, expected_seq, count = r.sha256, expected_seq + 1, count + 1
         last_seq = rows[-1].seq
         session.expunge_all()
@@ -267,11 +306,33 @@ def _check_chain(session: Session) -> tuple[str, bool, str]:
     ).one()
     if head_seq != count or head_hash != prev:
         return ("audit chain intact", False, f"head says {head_seq} records, the log has {count}")
-    return ("audit chain intact", True, f"{count} records")
+    beyond = sorted(seq for seq in anchors if seq > count)
+    if beyond:
+        return (
+            "audit chain intact",
+            False,
+            f"a checkpoint at record {beyond[0]} is beyond the chain's {count} records",
+        )
+    return ("audit chain intact", True, f"{count} records, through {len(anchors)} checkpoints")
 
 
-def run_audit(*, session: Session) -> AuditReport:
-    """Check the ledger, the balances, units against plays, block sizes and the audit chain."""
-    checks = [*_check_ledger(session), *_check_units(session), _check_chain(session)]
+def run_audit(*, session: Session, published: Sequence[tuple[int, str]] = ()) -> AuditReport:
+    """Check the ledger, the balances, the pending lots, units against plays, block sizes and
+    the audit chain, which must pass through every checkpoint: the stored ones and
+    ``published`` (seq, sha256), copies kept outside the database."""
+    checks = [
+        *_check_ledger(session),
+        _check_pending(session),
+        *_check_units(session),
+        _check_chain(session, published),
+    ]
     session.rollback()
     return AuditReport(tuple(checks))
+
+
+def head(session: Session) -> tuple[int, str]:
+    """The chain's head: the last record's sequence number and hash (0 and zeros if empty)."""
+    seq, digest = session.execute(
+        select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD)
+    ).one()
+    return int(seq), str(digest)

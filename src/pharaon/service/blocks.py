@@ -8,6 +8,7 @@ block factory, which the server does not).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
@@ -18,7 +19,7 @@ from sqlalchemy.orm import Session
 from pharaon.game.rules import rules
 from pharaon.service import audit
 from pharaon.service.errors import ConflictError, InvalidError, NotFoundError
-from pharaon.store.tables import Block, BlockPrize, PlayRow
+from pharaon.store.tables import UNFINISHED_JOUER, Block, BlockPrize, PlayRow
 
 Progress = Callable[[str, int, int], None]
 
@@ -36,6 +37,69 @@ class BlockSummary:
     sold: int
     remaining_lots: tuple[tuple[int, int], ...]  # (lot_cents, units left), largest first
     deactivation_reason: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedBlock:
+    """What anyone may know of a loaded block: its identity and its commitments (the Merkle
+    root and units SHA-256, and the SHA-256 of each key, None for blocks made before the
+    manifest carried them)."""
+
+    block_id: int
+    emission: str
+    block_number: int
+    price_cents: int
+    block_size: int
+    is_test: bool
+    merkle_root: str
+    units_sha256: str
+    loaded_at: datetime
+    state: str
+    vendor_key_commitment: str | None
+    operator_key_commitment: str | None
+
+
+def _commitment(manifest: dict[str, object], name: str) -> str | None:
+    value = manifest.get(name)
+    return value if isinstance(value, str) else None
+
+
+def published_blocks(*, connection: Connection) -> list[PublishedBlock]:
+    """Every loaded block, oldest first, as :class:`PublishedBlock`."""
+    out = []
+    for b in connection.execute(
+        select(
+            Block.id,
+            Block.emission,
+            Block.block_number,
+            Block.price_cents,
+            Block.block_size,
+            Block.is_test,
+            Block.merkle_root,
+            Block.units_sha256,
+            Block.loaded_at,
+            Block.state,
+            Block.manifest_json,
+        ).order_by(Block.id)
+    ):
+        manifest = json.loads(b.manifest_json)
+        out.append(
+            PublishedBlock(
+                block_id=int(b.id),
+                emission=str(b.emission),
+                block_number=int(b.block_number),
+                price_cents=int(b.price_cents),
+                block_size=int(b.block_size),
+                is_test=bool(b.is_test),
+                merkle_root=str(b.merkle_root),
+                units_sha256=str(b.units_sha256),
+                loaded_at=b.loaded_at,
+                state=str(b.state),
+                vendor_key_commitment=_commitment(manifest, "vendor_key_commitment"),
+                operator_key_commitment=_commitment(manifest, "operator_key_commitment"),
+            )
+        )
+    return out
 
 
 def open_next(session: Session, *, price_cents: int) -> int | None:
@@ -60,12 +124,21 @@ def open_next(session: Session, *, price_cents: int) -> int | None:
 
 
 def _sold_lots(connection: Connection, block_ids: list[int]) -> dict[tuple[int, int], int]:
+    """Winning units sold, by (block, lot), less those of jouer plays not yet finished: their
+    lots are still to be told, and a count that moved at the purchase would tell them."""
     rows = connection.execute(
         select(PlayRow.block_id, PlayRow.prize_cents, func.count())
         .where(PlayRow.block_id.in_(block_ids), PlayRow.prize_cents > 0)
         .group_by(PlayRow.block_id, PlayRow.prize_cents)
     )
-    return {(b, p): n for b, p, n in rows}
+    sold = {(b, p): n for b, p, n in rows}
+    for b, p, n in connection.execute(
+        select(PlayRow.block_id, PlayRow.prize_cents, func.count())
+        .where(PlayRow.block_id.in_(block_ids), PlayRow.prize_cents > 0, UNFINISHED_JOUER)
+        .group_by(PlayRow.block_id, PlayRow.prize_cents)
+    ):
+        sold[(b, p)] -= n
+    return sold
 
 
 def _remaining(connection: Connection, block_ids: list[int]) -> dict[int, list[tuple[int, int]]]:

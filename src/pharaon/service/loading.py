@@ -1,6 +1,7 @@
 """Loading a block from the factory: verified first, refused if it is a test block (unless
 allowed) or already loaded; its units bulk-loaded (COPY on PostgreSQL, executemany in chunks
-on SQLite) with the block row, its prize counts and an audit record, in one transaction."""
+on SQLite) with the block row, its prize counts, its Merkle tree (for the players' proofs), an
+audit record and a checkpoint of the audit chain, in one transaction."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from pharaon.game.rules import rules
 from pharaon.pool.blockfile import Block as BlockData
 from pharaon.pool.blockfile import BlockFileError, read_block
 from pharaon.pool.verify import verify_block
-from pharaon.service import audit
+from pharaon.service import audit, checkpoints, trees
 from pharaon.service.blocks import Progress, open_next
 from pharaon.service.errors import BlockRefusedError
 from pharaon.store.tables import Block, BlockPrize
@@ -134,6 +135,15 @@ def load_block(
             .returning(Block.id)
         ).scalar_one()
         _insert_units(session, int(block_id), block, progress)
+        if progress is not None:
+            progress("Merkle tree", 0, 1)
+        root = trees.store_tree(
+            session, block_id=int(block_id), units=block.units, lots_cents=block.lots_cents
+        )
+        if root != m.merkle_root:  # verify_block checked it: a mismatch is a bug, not a block
+            raise RuntimeError(f"Merkle root {root} differs from the manifest's {m.merkle_root}")
+        if progress is not None:
+            progress("Merkle tree", 1, 1)
         lots, counts = np.unique(block.lots_cents[block.lots_cents > 0], return_counts=True)
         if len(lots):
             session.execute(
@@ -160,6 +170,7 @@ def load_block(
             },
             now=now,
         )
+        checkpoints.take(session, reason="block_loaded", now=now)
         session.commit()
     except BaseException:
         session.rollback()

@@ -17,8 +17,10 @@ from pharaon.game.evaluate import evaluate
 from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
+from pharaon.service import audit, ledger
+from pharaon.service.clock import utcnow
 from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
-from pharaon.store.tables import PlayRow, UnitRow
+from pharaon.store.tables import PENDING_ACCOUNT, Account, PlayRow, UnitRow
 
 MAX_PAGE = 100
 ALL_GRIDS = (1 << GRIDS) - 1  # revealed: every grid uncovered
@@ -117,11 +119,19 @@ def build_view(
 _ONE_PLAY = _query().where(
     PlayRow.id == bindparam("play"), PlayRow.player_id == bindparam("player")
 )
+# Changes the row only if the grid was covered, so a play is finished by one reveal only.
 _UNCOVER = (
     update(PlayRow)
-    .where(PlayRow.id == bindparam("play"), PlayRow.player_id == bindparam("player"))
+    .where(
+        PlayRow.id == bindparam("play"),
+        PlayRow.player_id == bindparam("player"),
+        PlayRow.revealed.op("&")(bindparam("grid_bit")) == 0,
+    )
     .values(revealed=PlayRow.revealed.op("|")(bindparam("grid_bit")))
-    .returning(PlayRow.id)
+    .returning(PlayRow.revealed, PlayRow.prize_cents)
+)
+_ACCOUNTS = select(Account.player_id, Account.id).where(
+    Account.player_id.in_(bindparam("players", expanding=True))
 )
 
 
@@ -147,27 +157,76 @@ def reveal_many(*, session: Session, reveals: Sequence[Reveal]) -> list[PlayView
     """Uncover the grid of each of ``reveals`` in one transaction (one commit); for each, its
     play as far as uncovered, or what refused it: :class:`InvalidError` for a grid outside
     1..4, :class:`NotFoundError` for a play that is not the player's. Uncovering a grid again
-    changes nothing. The plays are locked in id order, as every batch locks them."""
+    changes nothing. The plays are locked in id order, as every batch locks them.
+
+    The grid that finishes a jouer play moves its lot from the pending account to the player's,
+    in this transaction (one ledger transaction and one audit record per winning play): the
+    lot shows in the balance, and can be spent, from then on and not before.
+    """
     outcomes: dict[int, PlayView | ServiceError] = {}
+    now = utcnow()
     try:
         connection = session.connection()
+        finished: list[tuple[int, int, int]] = []  # (player id, play id, lot), lot > 0
         for index in sorted(range(len(reveals)), key=lambda i: reveals[i].play_id):
             r = reveals[index]
             if not 1 <= r.grid <= GRIDS:
                 outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}")
                 continue
             params = {"play": r.play_id, "player": r.player_id, "grid_bit": 1 << (r.grid - 1)}
-            if connection.execute(_UNCOVER, params).first() is None:
-                outcomes[index] = NotFoundError(f"no play {r.play_id} of yours")
-                continue
-            outcomes[index] = view_play(
-                connection=connection, player_id=r.player_id, play_id=r.play_id
-            )
+            changed = connection.execute(_UNCOVER, params).first()
+            if changed is not None and changed.revealed == ALL_GRIDS and changed.prize_cents:
+                finished.append((r.player_id, r.play_id, int(changed.prize_cents)))
+            try:
+                outcomes[index] = view_play(
+                    connection=connection, player_id=r.player_id, play_id=r.play_id
+                )
+            except NotFoundError as exc:
+                outcomes[index] = exc
+        _credit_lots(session, finished, now)
         session.commit()
     except BaseException:
         session.rollback()
         raise
     return [outcomes[i] for i in range(len(reveals))]
+
+
+def _credit_lots(session: Session, finished: list[tuple[int, int, int]], now: datetime) -> None:
+    """Move the lots of the jouer plays just finished, (player id, play id, lot), from the
+    pending account to their players'; the players' accounts first, then the pending account
+    and the audit head, the order every writer locks them in."""
+    if not finished:
+        return
+    connection = session.connection()
+    account = {
+        int(player or 0): int(acc)
+        for player, acc in connection.execute(
+            _ACCOUNTS, {"players": sorted({p for p, _, _ in finished})}
+        )
+    }
+    credits: dict[int, int] = {}
+    for player_id, _, lot in finished:
+        credits[account[player_id]] = credits.get(account[player_id], 0) + lot
+    ledger.move(session, amounts=credits)
+    transaction_ids = ledger.post_many(
+        session,
+        kind="prize",
+        movements=[[(PENDING_ACCOUNT, -lot), (account[p], lot)] for p, _, lot in finished],
+        now=now,
+        settled=frozenset(credits),
+    )
+    audit.append_many(
+        session,
+        records=[
+            (
+                "prize",
+                f"player:{p}",
+                {"play_id": play, "player_id": p, "lot_cents": lot, "transaction_id": t},
+            )
+            for (p, play, lot), t in zip(finished, transaction_ids, strict=True)
+        ],
+        now=now,
+    )
 
 
 def history(

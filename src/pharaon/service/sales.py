@@ -1,5 +1,6 @@
 """Purchases: debit the stake, take the next unsold unit of the open block at that price,
-record the play and credit the unit's lot, atomically.
+record the play and credit the unit's lot, atomically: to the buyer's account for an ``auto``
+play, to the pending account for a ``jouer`` one (moved to the buyer at the fourth grid).
 
 Purchases that arrive together are sold in one database transaction (:func:`buy_many`, fed by
 :mod:`pharaon.web.desk`): one commit, so one disk flush, for all of them (group commit),
@@ -42,6 +43,7 @@ from pharaon.service.errors import (
 from pharaon.service.plays import ALL_GRIDS, PlayView, build_view, view_play
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import (
+    PENDING_ACCOUNT,
     PRIZES_ACCOUNT,
     SALES_ACCOUNT,
     Account,
@@ -380,7 +382,12 @@ def _sell(
             units[(block_id, int(serial))] = (int(lot), bytes(cells))
     sold = [w for w in wanted if w.index in taken]
     lots = {w.index: units[taken[w.index]][0] for w in sold}
-    ledger.move(session, amounts={debited[w.index][0]: lots[w.index] for w in sold})
+    # A jouer play's lot waits in the pending account until its fourth grid (plays.reveal_many):
+    # credited now, it would show in the balance, or let a purchase spend it, before its time.
+    ledger.move(
+        session,
+        amounts={debited[w.index][0]: lots[w.index] for w in sold if w.order.mode == "auto"},
+    )
     sales = []
     for w in sold:
         account_id, after_stake = debited[w.index]
@@ -500,7 +507,7 @@ def _record(session: Session, sales: list[_Sale], now: datetime) -> list[int]:
                 (s.account_id, -s.order.stake_cents),
                 (SALES_ACCOUNT, s.order.stake_cents),
                 (PRIZES_ACCOUNT, -s.lot_cents),
-                (s.account_id, s.lot_cents),
+                (s.account_id if s.order.mode == "auto" else PENDING_ACCOUNT, s.lot_cents),
             ]
             for s in sales
         ],

@@ -4,8 +4,10 @@ idempotency keys and lock-outs are in the database."""
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from datetime import timedelta
 from importlib import resources
 from pathlib import Path
@@ -15,20 +17,51 @@ from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon import __version__
-from pharaon.service import sales
+from pharaon.service import checkpoints, sales
+from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
 from pharaon.web import errors
 from pharaon.web.desk import ReadDesk, RevealDesk, SalesDesk, SessionDesk
-from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
+from pharaon.web.routers import (
+    audit,
+    blocks,
+    deposits,
+    me,
+    meta,
+    players,
+    plays,
+    prizes,
+    sessions,
+)
 
 API_PREFIX = "/api/v1"
 # The sales, reveal, session and read desks: a database connection each, in their batches.
 DESKS = 4
 STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
+# How often the server looks whether the day's checkpoint of the audit chain is due.
+CHECKPOINT_LOOK_SECONDS = 3600
+_log = logging.getLogger(__name__)
+
+
+async def _daily_checkpoints(writers: sessionmaker[Session]) -> None:
+    """Take a checkpoint of the audit chain at start and whenever the last is a day old."""
+
+    def look() -> None:
+        with writers() as session, session.begin():
+            checkpoints.take_if_due(session, now=utcnow())
+
+    while True:
+        try:
+            await to_thread.run_sync(look)
+        except SQLAlchemyError as exc:  # a busy or lost database: try again at the next look
+            _log.warning("audit checkpoint not taken: %s", str(exc).splitlines()[0])
+        await asyncio.sleep(CHECKPOINT_LOOK_SECONDS)
 
 
 def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
@@ -44,7 +77,11 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         # beyond the pool at each request, a new PostgreSQL backend each time: about a third
         # of PostgreSQL's CPU when reads and purchases come together (benchmarks, --page).
         to_thread.current_default_thread_limiter().total_tokens = settings.pool_size
+        daily = asyncio.create_task(_daily_checkpoints(app.state.sessionmaker))
         yield
+        daily.cancel()
+        with suppress(asyncio.CancelledError):
+            await daily
         app.state.desk.close()
         app.state.reveal_desk.close()
         app.state.session_desk.close()
@@ -75,7 +112,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.read_desk = ReadDesk(reader)
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
-    for module in (plays, sessions, me, deposits, players, prizes, meta):
+    for module in (plays, sessions, me, deposits, players, prizes, blocks, audit, meta):
         app.include_router(module.router, prefix=API_PREFIX)
 
     @app.get("/", include_in_schema=False)

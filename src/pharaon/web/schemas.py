@@ -9,8 +9,11 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
+from pharaon.service.blocks import PublishedBlock
+from pharaon.service.checkpoints import Checkpoint
 from pharaon.service.limits import Limits
 from pharaon.service.plays import PlayView
+from pharaon.service.proofs import Proof
 
 Cents = StrictInt
 
@@ -190,3 +193,94 @@ class RulesOut(BaseModel):
 
 class HealthOut(BaseModel):
     status: Literal["ok"]
+
+
+class BlockOut(BaseModel):
+    """A loaded block and its published commitments."""
+
+    block_id: int
+    emission: str
+    block_number: int
+    price_cents: int
+    block_size: int
+    test: bool
+    merkle_root: str
+    units_sha256: str
+    loaded_at: datetime
+    state: str
+    vendor_key_commitment: str | None
+    operator_key_commitment: str | None
+
+    @classmethod
+    def of(cls, block: PublishedBlock) -> BlockOut:
+        return cls(
+            block_id=block.block_id,
+            emission=block.emission,
+            block_number=block.block_number,
+            price_cents=block.price_cents,
+            block_size=block.block_size,
+            test=block.is_test,
+            merkle_root=block.merkle_root,
+            units_sha256=block.units_sha256,
+            loaded_at=block.loaded_at,
+            state=block.state,
+            vendor_key_commitment=block.vendor_key_commitment,
+            operator_key_commitment=block.operator_key_commitment,
+        )
+
+
+class PathStepOut(BaseModel):
+    side: Literal["L", "R"]  # where the sibling is hashed: on the left or on the right
+    hash: str
+
+
+class ProofOut(BaseModel):
+    """A play's proof (docs/proofs.md): what ``pharaon check-proof`` reads."""
+
+    play_id: int
+    block_id: int
+    game: str
+    emission: str
+    price_cents: int
+    block_number: int
+    block_size: int
+    serial: int
+    ticket: str
+    lot_cents: int
+    path: list[PathStepOut]
+    merkle_root: str
+
+    @classmethod
+    def of(cls, proof: Proof) -> ProofOut:
+        return cls.model_validate(
+            {
+                "play_id": proof.play_id,
+                "block_id": proof.block_id,
+                "game": proof.game,
+                "emission": proof.emission,
+                "price_cents": proof.price_cents,
+                "block_number": proof.block_number,
+                "block_size": proof.block_size,
+                "serial": proof.serial,
+                "ticket": proof.ticket,
+                "lot_cents": proof.lot_cents,
+                "path": [{"side": side, "hash": h} for side, h in proof.path],
+                "merkle_root": proof.merkle_root,
+            }
+        )
+
+
+class CheckpointOut(BaseModel):
+    seq: int
+    sha256: str
+    taken_at: datetime
+    why: str
+
+    @classmethod
+    def of(cls, checkpoint: Checkpoint) -> CheckpointOut:
+        return cls(
+            seq=checkpoint.seq,
+            sha256=checkpoint.sha256,
+            taken_at=checkpoint.taken_at,
+            why=checkpoint.reason,
+        )

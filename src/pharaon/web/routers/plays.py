@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, status
 
-from pharaon.service import plays
+from pharaon.service import plays, proofs
 from pharaon.web.deps import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEY_DOC,
@@ -16,7 +16,7 @@ from pharaon.web.deps import (
     ReadsDep,
 )
 from pharaon.web.desk import Purchase, RevealDesk, SalesDesk
-from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, RevealIn
+from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, ProofOut, RevealIn
 
 router = APIRouter(tags=["plays"])
 
@@ -58,6 +58,19 @@ async def get_play(play_id: PlayId, current: CurrentPlayer, reads: ReadsDep) -> 
         )
     )
     return PlayOut.of(found)
+
+
+@router.get("/plays/{play_id}/proof")
+async def get_proof(play_id: PlayId, current: CurrentPlayer, reads: ReadsDep) -> ProofOut:
+    """The proof that a finished play's unit belongs to its block (docs/proofs.md): 404 for
+    another's play, 409 for one not yet fully uncovered."""
+    player_id = current.player_id
+    found = await reads.read(
+        lambda connection: proofs.play_proof(
+            connection=connection, player_id=player_id, play_id=play_id
+        )
+    )
+    return ProofOut.of(found)
 
 
 @router.get("/plays")

@@ -103,6 +103,8 @@ export const api = {
   play: (playId) => request("GET", `/plays/${playId}`),
   plays: (limit, before) =>
     request("GET", `/plays?limit=${limit}${before ? `&before=${before}` : ""}`),
+  proof: (playId) => request("GET", `/plays/${playId}/proof`),
+  blocks: () => request("GET", "/blocks"),
   remaining: (stakeCents) => request("GET", `/prizes/remaining?stake_cents=${stakeCents}`),
   rules: () => request("GET", "/rules"),
 };

@@ -1,8 +1,10 @@
-// The history: the last plays with stake, lot and balances; each one viewable in full.
+// The history: the last plays with stake, lot and balances; each one viewable in full, and each
+// finished one verifiable: its proof, checked here, must lead to its block's published root.
 
 import { api } from "./api.js";
 import { PlayView } from "./board.js";
 import { resumePlay } from "./game.js";
+import { checkProof } from "./proof.js";
 import { formatCents, formatStake } from "./money.js";
 import { formatWhen, t } from "./i18n.js";
 import { busy, el, on, sayError, state } from "./ui.js";
@@ -12,6 +14,7 @@ const PAGE = 10;
 let plays = [];
 let nextBefore = null;
 let detail = null; // the play shown in full
+let verdict = null; // the last check: { key, params, why, ok } (kept to redraw in the language)
 
 const $ = (id) => document.getElementById(id);
 
@@ -20,11 +23,14 @@ export function initHistory(showView) {
   on("lang", () => {
     renderTable();
     renderDetail();
+    renderVerdict();
   });
   on("logged-out", () => {
     plays = [];
     nextBefore = null;
     detail = null;
+    verdict = null;
+    renderVerdict();
   });
   // A play that changed on the board changes its row too.
   on("play", (play) => {
@@ -69,15 +75,24 @@ function renderTable() {
   body.replaceChildren(
     ...plays.map((play) => {
       const action = play.finished
-        ? el("button", {
-            type: "button",
-            text: t("view"),
-            "aria-label": t("view_play", { id: play.play_id }),
-            onclick: () => {
-              detail = play;
-              renderDetail(true);
-            },
-          })
+        ? [
+            el("button", {
+              type: "button",
+              text: t("view"),
+              "aria-label": t("view_play", { id: play.play_id }),
+              onclick: () => {
+                detail = play;
+                renderDetail(true);
+              },
+            }),
+            el("button", {
+              type: "button",
+              class: "verify",
+              text: t("verify"),
+              "aria-label": t("verify_play", { id: play.play_id }),
+              onclick: (event) => verify(play, event.currentTarget),
+            }),
+          ]
         : el("button", {
             type: "button",
             class: "primary",
@@ -100,6 +115,56 @@ function renderTable() {
       );
     }),
   );
+}
+
+/** Fetch the play's proof and the published blocks, and check the proof here. */
+async function verify(play, button) {
+  verdict = { key: "proof_checking", params: { id: play.play_id } };
+  renderVerdict();
+  await busy([button], async () => {
+    let proof;
+    let blocks;
+    try {
+      [proof, blocks] = await Promise.all([api.proof(play.play_id), api.blocks()]);
+    } catch (error) {
+      verdict = null;
+      renderVerdict();
+      sayError(error);
+      return;
+    }
+    const block = blocks.find((b) => b.block_id === play.block_id);
+    const result = await checkProof(proof, play, block);
+    if (result.ok) {
+      verdict = {
+        ok: true,
+        key: "proof_ok",
+        params: {
+          id: play.play_id,
+          serial: play.serial,
+          lot: formatCents(play.prize_cents),
+          block: `${block.emission} n° ${block.block_number} (${formatStake(block.price_cents)})`,
+          root: block.merkle_root,
+        },
+      };
+    } else {
+      verdict = { ok: false, key: "proof_refused", params: { id: play.play_id }, why: result.reason };
+    }
+    renderVerdict();
+  });
+}
+
+function renderVerdict() {
+  const line = $("proof-result");
+  if (!verdict) {
+    line.hidden = true;
+    line.replaceChildren();
+    return;
+  }
+  const params = verdict.why ? { ...verdict.params, why: t(verdict.why) } : verdict.params;
+  line.textContent = t(verdict.key, params);
+  line.className = `proof-result${verdict.ok === true ? " good" : verdict.ok === false ? " bad" : ""}`;
+  line.dataset.verdict = verdict.ok === undefined ? "checking" : verdict.ok ? "good" : "bad";
+  line.hidden = false;
 }
 
 function renderDetail(focus = false) {

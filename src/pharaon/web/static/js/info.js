@@ -1,14 +1,16 @@
-// Information: remaining prizes per stake, and the rules, all from the API (GET /rules).
+// Information: remaining prizes per stake, the published blocks and their commitments, and the
+// rules, all from the API (GET /prizes/remaining, /blocks, /rules).
 
 import { api, ApiError } from "./api.js";
 import { formatCents, formatStake } from "./money.js";
-import { symbolName, t } from "./i18n.js";
+import { formatWhen, symbolName, t } from "./i18n.js";
 import { symbolSvg } from "./symbols.js";
 import { el, on, sayError, state } from "./ui.js";
 
 const $ = (id) => document.getElementById(id);
 
 let remaining = new Map(); // stake cents → [{prize_cents, remaining}] or null (none on sale)
+let blocks = null; // GET /blocks, once fetched
 
 export function initInfo() {
   on("lang", renderInfo);
@@ -29,6 +31,7 @@ export async function loadInfo() {
         found.set(cents, null);
       }
     }
+    blocks = await api.blocks();
   } catch (error) {
     sayError(error);
     return;
@@ -59,6 +62,40 @@ function table(caption, headers, rows, className = "") {
   );
 }
 
+function hash(value) {
+  return value ? el("code", { class: "hash", text: value }) : t("not_given");
+}
+
+function blocksTable() {
+  if (blocks === null) return el("p", { text: t("loading") });
+  if (blocks.length === 0) return el("p", { class: "note", text: t("blocks_none") });
+  // One card per block: the hashes are too long for the columns of a table.
+  return el(
+    "div",
+    { class: "blocks" },
+    blocks.map((b) =>
+      el(
+        "article",
+        { class: "block", dataset: { blockId: b.block_id } },
+        el("h3", {
+          text: `${t("col_block")} ${b.emission} n° ${b.block_number}${b.test ? ` ${t("test_block")}` : ""} — ${formatStake(b.price_cents)} — ${t(`state_${b.state}`)}`,
+        }),
+        el(
+          "dl",
+          {},
+          [
+            ["col_loaded", formatWhen(b.loaded_at)],
+            ["col_root", hash(b.merkle_root)],
+            ["col_units_sha", hash(b.units_sha256)],
+            ["col_vendor_key", hash(b.vendor_key_commitment)],
+            ["col_operator_key", hash(b.operator_key_commitment)],
+          ].flatMap(([key, value]) => [el("dt", { text: t(key) }), el("dd", {}, value)]),
+        ),
+      ),
+    ),
+  );
+}
+
 export function renderInfo() {
   const rules = state.rules;
   if (!rules) return;
@@ -80,6 +117,8 @@ export function renderInfo() {
       );
     }),
   );
+
+  $("blocks-table").replaceChildren(blocksTable());
 
   $("rules-text").replaceChildren(...t("rules_text").map((text) => el("p", { text })));
 

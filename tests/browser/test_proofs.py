@@ -1,0 +1,106 @@
+"""« Vérifier » in the history: the page checks a play's proof itself (WebCrypto) against the
+root the Infos tab publishes, and refuses a tampered proof; ``pharaon check-proof`` too."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import Page, Route, expect
+
+from tests.browser.conftest import PHARAON
+from tests.browser.helpers import api, deposit, press_buy, sign_up, tab, uncover
+
+pytestmark = pytest.mark.browser
+
+
+def _play_one(page: Page) -> dict[str, object]:
+    sign_up(page)
+    deposit(page, "5")
+    tab(page, "Jeu")
+    bought = press_buy(page, "Jouer")
+    for grid in (1, 2, 3, 4):
+        uncover(page, grid)
+    expect(page.locator("#balance-note")).to_have_text("")  # the play is finished on the page
+    play: dict[str, object] = api(page, f"/plays/{bought['play_id']}")
+    assert play["finished"] is True
+    return play
+
+
+def _verify(page: Page, play_id: object) -> None:
+    tab(page, "Historique")
+    page.get_by_role("button", name=f"Vérifier la partie n° {play_id}", exact=True).click()
+
+
+def _flip(hex_text: str) -> str:
+    return ("1" if hex_text[0] == "0" else "0") + hex_text[1:]
+
+
+def _check_proof(path: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(PHARAON), "check-proof", str(path)], capture_output=True, text=True, check=False
+    )
+
+
+def test_verify_says_the_play_is_in_the_block_the_infos_tab_shows(
+    page: Page, tmp_path: Path
+) -> None:
+    play = _play_one(page)
+    _verify(page, play["play_id"])
+    verdict = page.locator("#proof-result")
+    expect(verdict).to_have_attribute("data-verdict", "good")
+    expect(verdict).to_contain_text(f"Partie n° {play['play_id']} vérifiée")
+    expect(verdict).to_contain_text("appartient bien au bloc")
+    text = verdict.inner_text()
+    root = next(w for w in text.replace("(", " ").split() if len(w) == 64)
+    tab(page, "Infos")
+    row = page.locator("#blocks-table article.block").filter(has_text=root)
+    expect(row).to_have_count(1)
+    (block,) = [b for b in api(page, "/blocks") if b["block_id"] == play["block_id"]]
+    assert block["merkle_root"] == root
+    expect(row).to_contain_text(block["units_sha256"])
+    assert row.get_attribute("data-block-id") == str(play["block_id"])
+    # The same proof, offline.
+    proof = api(page, f"/plays/{play['play_id']}/proof")
+    good = tmp_path / "proof.json"
+    good.write_text(json.dumps(proof))
+    done = _check_proof(good)
+    assert done.returncode == 0, done.stderr
+    assert root in done.stdout
+    proof["path"][0]["hash"] = _flip(proof["path"][0]["hash"])
+    bad = tmp_path / "tampered.json"
+    bad.write_text(json.dumps(proof))
+    done = _check_proof(bad)
+    assert done.returncode == 1
+    assert done.stdout == ""
+    assert "bad proof" in done.stderr
+
+
+def test_a_tampered_proof_is_refused_by_the_page(page: Page) -> None:
+    play = _play_one(page)
+
+    def tamper(route: Route) -> None:
+        proof = route.fetch().json()
+        proof["path"][-1]["hash"] = _flip(proof["path"][-1]["hash"])
+        route.fulfill(json=proof)
+
+    page.route("**/api/v1/plays/*/proof", tamper)
+    _verify(page, play["play_id"])
+    verdict = page.locator("#proof-result")
+    expect(verdict).to_have_attribute("data-verdict", "bad")
+    expect(verdict).to_contain_text("preuve REFUSÉE")
+    expect(verdict).to_contain_text("ne mène pas à la racine Merkle publiée")
+
+    # A proof about another unit (its lot changed) is refused too.
+    def other_lot(route: Route) -> None:
+        proof = route.fetch().json()
+        proof["lot_cents"] += 50
+        route.fulfill(json=proof)
+
+    page.unroute("**/api/v1/plays/*/proof")
+    page.route("**/api/v1/plays/*/proof", other_lot)
+    _verify(page, play["play_id"])
+    expect(verdict).to_have_attribute("data-verdict", "bad")
+    expect(verdict).to_contain_text("ne porte pas sur le jeu de cette partie")

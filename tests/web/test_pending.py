@@ -1,0 +1,124 @@
+"""Nothing told early: a « Jouer » play's lot shows nowhere, and cannot be spent, before its
+fourth grid is uncovered; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+from sqlalchemy import Engine, select, update
+
+from pharaon.service.audit import run_audit
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import PENDING_ACCOUNT, Account, PlayRow, UnitRow
+from tests.conftest import BlockLoader, Player
+
+
+def _winning_serial(engine: Engine, block_id: int, at_least: int) -> tuple[int, int]:
+    with make_sessionmaker(engine)() as session:
+        serial, lot = session.execute(
+            select(UnitRow.serial, UnitRow.lot_cents)
+            .where(UnitRow.block_id == block_id, UnitRow.lot_cents >= at_least)
+            .order_by(UnitRow.serial)
+            .limit(1)
+        ).one()
+    return int(serial), int(lot)
+
+
+def _pending(engine: Engine) -> int:
+    with make_sessionmaker(engine)() as session:
+        return int(
+            session.execute(
+                select(Account.balance_cents).where(Account.id == PENDING_ACCOUNT)
+            ).scalar_one()
+        )
+
+
+def _audit_ok(engine: Engine) -> None:
+    with make_sessionmaker(engine)() as session:
+        report = run_audit(session=session)
+    assert report.ok, report.failures
+
+
+def test_a_jouer_lot_shows_and_counts_only_at_the_fourth_grid(
+    engine: Engine, load: BlockLoader, player: Player, other: Player
+) -> None:
+    block_id = load(100)
+    serial, lot = _winning_serial(engine, block_id, at_least=100)
+    # Another player buys the units before it, so that ours is the winning one.
+    other.deposit(100 * serial)
+    for _ in range(serial - 1):
+        assert other.play(100, "auto").status_code == 201
+    player.deposit(100)
+    remaining = player.get("/prizes/remaining", stake_cents=100).json()
+    bought = player.play(100, "jouer").json()
+    assert bought["serial"] == serial
+    pid = bought["play_id"]
+    seen = {"me": player.get("/me").json(), "history": player.get("/plays").json()}
+    # The remaining prizes still count the lot: a count that moved would tell it.
+    assert player.get("/prizes/remaining", stake_cents=100).json() == remaining
+    assert seen["me"]["balance_cents"] == 0
+    assert _pending(engine) == lot  # held, and accounted for
+    _audit_ok(engine)
+    # Nothing spends it: with the lot pending, the balance holds no stake.
+    r = player.play(100, "jouer")
+    assert (r.status_code, r.json()["error"]) == (402, "insufficient_funds")
+    hidden = ("bonus", "combinations", "prize_cents", "ticket", "balance_after_cents")
+    for grid in (2, 4, 1):
+        r = player.post(f"/plays/{pid}/reveal", {"grid": grid})
+        assert all(r.json()[k] is None for k in hidden), grid
+        assert player.get("/me").json() == seen["me"], grid
+        view = player.get(f"/plays/{pid}").json()
+        assert all(view[k] is None for k in hidden), grid
+        (listed,) = player.get("/plays").json()["plays"]
+        assert all(listed[k] is None for k in hidden), grid
+        assert player.get(f"/plays/{pid}/proof").status_code == 409
+        assert player.get("/prizes/remaining", stake_cents=100).json() == remaining
+        assert _pending(engine) == lot
+    done = player.post(f"/plays/{pid}/reveal", {"grid": 3}).json()
+    assert done["finished"] is True
+    assert done["prize_cents"] == lot
+    assert done["balance_after_cents"] == lot
+    assert player.get("/me").json()["balance_cents"] == lot
+    assert player.get(f"/plays/{pid}").json()["prize_cents"] == lot
+    assert player.get("/plays").json()["plays"][0]["prize_cents"] == lot
+    assert _pending(engine) == 0
+    after = {r["prize_cents"]: r["remaining"] for r in remaining}
+    after[lot] -= 1
+    now = player.get("/prizes/remaining", stake_cents=100).json()
+    assert {r["prize_cents"]: r["remaining"] for r in now} == after
+    # Uncovering a grid again credits nothing more; the lot is now spendable.
+    player.post(f"/plays/{pid}/reveal", {"grid": 3})
+    assert player.balance() == lot
+    assert player.play(100, "auto").status_code == 201
+    _audit_ok(engine)
+
+
+def test_an_auto_lot_is_credited_at_once(engine: Engine, load: BlockLoader, player: Player) -> None:
+    block_id = load(100)
+    serial, lot = _winning_serial(engine, block_id, at_least=100)
+    player.deposit(100 * serial)
+    for _ in range(serial):
+        play = player.play(100, "auto").json()
+    assert play["prize_cents"] == lot
+    assert player.balance() == play["balance_after_cents"]
+    assert _pending(engine) == 0
+    _audit_ok(engine)
+
+
+def test_the_audit_counts_the_pending_lots(
+    engine: Engine, load: BlockLoader, player: Player, other: Player
+) -> None:
+    block_id = load(100)
+    serial, lot = _winning_serial(engine, block_id, at_least=50)
+    other.deposit(100 * serial)
+    for _ in range(serial - 1):
+        other.play(100, "auto")
+    player.deposit(100)
+    pid = player.play(100, "jouer").json()["play_id"]
+    _audit_ok(engine)
+    with make_sessionmaker(engine)() as session:  # finished without its lot moved: caught
+        session.execute(update(PlayRow).where(PlayRow.id == pid).values(revealed=15))
+        session.commit()
+        report = run_audit(session=session)
+    assert report.failures == [
+        f"pending lots equal unfinished plays' lots: pending account {lot}, "
+        "lots of jouer plays not fully uncovered 0"
+    ]
