@@ -24,6 +24,7 @@ from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
 from pharaon.web import errors
 from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
+from pharaon.web.schemas import ERROR_RESPONSES
 
 API_PREFIX = "/api/v1"
 # The sales, reveal, session and read desks: a database connection each, in their batches.
@@ -76,7 +77,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
     for module in (plays, sessions, me, deposits, players, prizes, meta):
-        app.include_router(module.router, prefix=API_PREFIX)
+        app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
