@@ -194,7 +194,7 @@ def _first_start(engine: Engine, settings: Settings) -> None:
 
 
 @app.command("serve")
-def serve(
+def serve(  # noqa: PLR0917 (Typer passes its options by name)
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8000,
     database_url: DatabaseUrl = None,
@@ -202,6 +202,10 @@ def serve(
     first_start: Annotated[
         bool, typer.Option(help="On an empty database, generate one block per price.")
     ] = True,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(help="Proxies (addresses, comma-separated, or *) whose X-Forwarded-* count."),
+    ] = "",
 ) -> None:
     """Migrate the database, load blocks on a first start, and serve the API and the page."""
     settings = _settings(database_url)
@@ -217,4 +221,5 @@ def serve(
     sys.stdout.flush()
     argv = [sys.executable, "-m", "pharaon.web.serve"]
     argv += ["--host", host, "--port", str(port), "--workers", str(workers)]
+    argv += ["--forwarded-allow-ips", forwarded_allow_ips]
     os.execv(sys.executable, argv)

@@ -23,6 +23,7 @@ from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
 from pharaon.web import errors
+from pharaon.web.guards import BodyLimit, SecurityHeaders
 from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
 from pharaon.web.schemas import ERROR_RESPONSES
 
@@ -87,6 +88,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         return FileResponse(page, headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
+    # Outermost last: the body cap sees the request first; every answer, a 413 too, gets the
+    # security headers.
+    app.add_middleware(BodyLimit)
+    app.add_middleware(SecurityHeaders)
     return app
 
 

@@ -100,15 +100,46 @@ class OneSendPerTurn(asyncio.Transport):
 
 
 class HttpProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol (httptools), each response sent in one piece."""
+    """uvicorn's HTTP/1.1 protocol (httptools), each response sent in one piece; a client
+    that takes more than ``header_timeout`` seconds to send a request's headers (slowloris)
+    is disconnected."""
+
+    header_timeout = 10.0
+    _header_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(OneSendPerTurn(transport))
+        self._arm_header_timer()
+
+    def on_headers_complete(self) -> None:
+        self._disarm_header_timer()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_header_timer()  # the next request's headers have as long
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(self.header_timeout, self.transport.close)
+
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
 
 
-def run_worker(host: str, port: int, *, shared: bool = False) -> None:
+def run_worker(
+    host: str, port: int, *, shared: bool = False, forwarded_allow_ips: str = ""
+) -> None:
     """Serve on ``host:port`` in this process until SIGTERM or SIGINT; ``shared``: beside
-    other workers on the same port."""
+    other workers on the same port; ``forwarded_allow_ips``: the proxies (comma-separated
+    addresses, or ``*``) whose X-Forwarded-Proto and -For are believed."""
     try:
         sock = _listen(host, port, shared=shared)
     except OSError as exc:
@@ -131,10 +162,17 @@ def run_worker(host: str, port: int, *, shared: bool = False) -> None:
     # allocations) ran a collection every request or two: collecting less often cut the
     # workers' CPU per purchase by about 7 % (cycles are still collected).
     gc.set_threshold(20_000, 20, 20)
-    # Nothing reads the client's address or scheme (cookies' Secure flag is a setting), so
-    # the X-Forwarded-* rewriting is left out of every request's path.
+    HttpProtocol.header_timeout = app.state.settings.header_timeout_seconds
+    # Behind a proxy the scheme (cookies' Secure flag) and client's address come from its
+    # X-Forwarded-* headers; without one, that rewriting is left out of every request's path.
     config = uvicorn.Config(
-        app, http=HttpProtocol, log_level="warning", access_log=False, proxy_headers=False
+        app,
+        http=HttpProtocol,
+        log_level="warning",
+        access_log=False,
+        proxy_headers=bool(forwarded_allow_ips),
+        forwarded_allow_ips=forwarded_allow_ips or None,
+        timeout_keep_alive=5,
     )
     uvicorn.Server(config).run(sockets=[sock])
 
@@ -144,9 +182,10 @@ def _die_with_parent() -> None:
     libc.prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
-def run_workers(host: str, port: int, workers: int) -> int:
+def run_workers(host: str, port: int, workers: int, forwarded_allow_ips: str = "") -> int:
     """Start ``workers`` worker processes and wait; the exit code of the first to stop."""
     argv = [sys.executable, "-m", "pharaon.web.serve", "--host", host, "--port", str(port)]
+    argv += ["--forwarded-allow-ips", forwarded_allow_ips]
     children = [
         subprocess.Popen([*argv, "--worker"], preexec_fn=_die_with_parent)  # noqa: PLW1509
         for _ in range(workers)
@@ -184,12 +223,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--forwarded-allow-ips", default="", help="Proxies whose X-Forwarded-* are believed."
+    )
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker or args.workers == 1:
-        run_worker(args.host, args.port, shared=args.worker)
+        run_worker(
+            args.host, args.port, shared=args.worker, forwarded_allow_ips=args.forwarded_allow_ips
+        )
         return
-    sys.exit(run_workers(args.host, args.port, args.workers))
+    sys.exit(run_workers(args.host, args.port, args.workers, args.forwarded_allow_ips))
 
 
 if __name__ == "__main__":
