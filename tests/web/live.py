@@ -8,6 +8,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import httpx
@@ -25,8 +26,18 @@ class LiveServer:
     """The server process on a free port, as ``pharaon serve`` runs it once the database is
     migrated (it replaces itself by the same command)."""
 
-    def __init__(self, database_url: str, log: Path, *, workers: int = 1) -> None:
+    def __init__(
+        self,
+        database_url: str,
+        log: Path,
+        *,
+        workers: int = 1,
+        args: Sequence[str] = (),
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.database_url = database_url
+        self.args = list(args)  # more options of pharaon.web.serve
+        self.env = dict(env or {})  # more PHARAON_* settings
         self.port = free_port()
         self.log = log
         self.workers = workers
@@ -37,9 +48,10 @@ class LiveServer:
         return f"http://127.0.0.1:{self.port}"
 
     def start(self, timeout: float = 60.0) -> None:
-        env = {**os.environ, "PHARAON_DATABASE_URL": self.database_url}
+        env = {**os.environ, **self.env, "PHARAON_DATABASE_URL": self.database_url}
         args = [sys.executable, "-m", "pharaon.web.serve"]
         args += ["--host", "127.0.0.1", "--port", str(self.port), "--workers", str(self.workers)]
+        args += self.args
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(args, env=env, stdout=log, stderr=log)
         deadline = time.monotonic() + timeout

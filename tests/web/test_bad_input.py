@@ -146,3 +146,27 @@ def test_wrong_method(client: TestClient) -> None:
     r = client.put("/api/v1/players", json={})
     assert r.status_code == 405
     assert set(r.json()) == {"error", "detail"}
+
+
+# Found by fuzzing (tests/web/test_fuzz.py): the OpenAPI document promised only 2xx and
+# FastAPI's own 422 shape, and called the required Idempotency-Key optional.
+def test_the_document_declares_the_error_shape_on_every_route(client: TestClient) -> None:
+    document = client.get("/api/v1/openapi.json").json()
+    assert document["components"]["schemas"]["ErrorOut"]["required"] == ["error", "detail"]
+    for path, operations in document["paths"].items():
+        for method, operation in operations.items():
+            for status in ("401", "413", "422", "503"):
+                content = operation["responses"][status]["content"]["application/json"]
+                assert content["schema"] == {"$ref": "#/components/schemas/ErrorOut"}, (
+                    method,
+                    path,
+                    status,
+                )
+
+
+@pytest.mark.parametrize("path", ["/api/v1/plays", "/api/v1/deposits"])
+def test_the_document_says_the_idempotency_key_is_required(client: TestClient, path: str) -> None:
+    operation = client.get("/api/v1/openapi.json").json()["paths"][path]["post"]
+    (key,) = [p for p in operation["parameters"] if p["name"] == "Idempotency-Key"]
+    assert key["required"] is True
+    assert key["schema"]["maxLength"] == 200

@@ -287,7 +287,7 @@ def _first_start_keys(folder: Path) -> tuple[bytes, bytes]:
 
 
 @app.command("serve")
-def serve(
+def serve(  # noqa: PLR0917 (Typer passes its options by name)
     host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8000,
     database_url: DatabaseUrl = None,
@@ -295,6 +295,10 @@ def serve(
     first_start: Annotated[
         bool, typer.Option(help="On an empty database, generate one block per price.")
     ] = True,
+    forwarded_allow_ips: Annotated[
+        str,
+        typer.Option(help="Proxies (addresses, comma-separated, or *) whose X-Forwarded-* count."),
+    ] = "",
 ) -> None:
     """Migrate the database, load blocks on a first start, and serve the API and the page."""
     settings = _settings(database_url)
@@ -310,4 +314,5 @@ def serve(
     sys.stdout.flush()
     argv = [sys.executable, "-m", "pharaon.web.serve"]
     argv += ["--host", host, "--port", str(port), "--workers", str(workers)]
+    argv += ["--forwarded-allow-ips", forwarded_allow_ips]
     os.execv(sys.executable, argv)

@@ -9,7 +9,7 @@ from datetime import date, datetime, timedelta
 
 from argon2 import PasswordHasher
 from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
@@ -107,6 +107,12 @@ def _verify(password_hash: str, password: str) -> bool:
         return False
 
 
+def address_key(client: str) -> str:
+    """The lock-out row of a client address: ``ip:`` and the address, which holds no ``@`` so
+    it never meets an email's row (one table for both kinds of lock-out)."""
+    return f"ip:{client}"[:254]
+
+
 def log_in(
     *,
     session: Session,
@@ -115,17 +121,27 @@ def log_in(
     now: datetime,
     max_failures: int = 5,
     lockout: timedelta = timedelta(minutes=15),
+    client: str | None = None,
+    max_address_failures: int = 20,
 ) -> sessions.NewSession:
-    """A new session for the right password; after ``max_failures`` wrong ones, 429 for a while.
+    """A new session for the right password; after ``max_failures`` wrong ones for an email,
+    or ``max_address_failures`` from the ``client`` address across emails (credential
+    stuffing), 429 for a while.
 
-    Failures are counted per email, known or not, and committed even though the call fails.
+    Failures are counted per email, known or not, and per address, and committed even though
+    the call fails. A success clears its email's count, not its address's.
     """
     try:
         address = normalise_email(email)
     except InvalidError as exc:
         raise UnauthorizedError("wrong email or password") from exc
+    counted = [(address, max_failures)]
+    if client:
+        counted.append((address_key(client), max_address_failures))
     locked_until = session.execute(
-        select(LoginFailure.locked_until).where(LoginFailure.email == address)
+        select(func.max(LoginFailure.locked_until)).where(
+            LoginFailure.email.in_([key for key, _ in counted])
+        )
     ).scalar_one_or_none()
     if locked_until is not None and locked_until > now:
         session.rollback()
@@ -138,7 +154,8 @@ def log_in(
     if player is None or not _verify(player.password_hash, password):
         if player is None:
             _verify(_DUMMY_HASH, password)  # the same time whether the email exists or not
-        _count_failure(session, address, now, max_failures, lockout)
+        for key, most in counted:
+            _count_failure(session, key, now, most, lockout)
         session.commit()
         raise UnauthorizedError("wrong email or password")
     session.execute(delete(LoginFailure).where(LoginFailure.email == address))

@@ -95,8 +95,18 @@ class _WriterLock:
             fcntl.flock(self._file, fcntl.LOCK_UN)
         self._threads.release()
 
+    def close(self) -> None:
+        """Close the lock file (reopened if the lock is taken again)."""
+        with self._threads:
+            if self._file is not None:
+                os.close(self._file)
+                self._file = None
+
 
 def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
+    # A disposed engine keeps no file open: the filesystem can then be remounted read-only.
+    event.listen(engine, "engine_disposed", lambda _engine: writer.close())
+
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
         # The driver must not open transactions itself: we say BEGIN IMMEDIATE below.

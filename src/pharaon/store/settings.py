@@ -32,6 +32,10 @@ class Settings(BaseSettings):
     lockout_failures: int = 5
     lockout_minutes: int = 15
     cookie_secure: bool = False
+    # Seconds a client has to send a request's headers before it is disconnected (slowloris).
+    header_timeout_seconds: float = 10.0
+    # Failed log-ins from one address, across accounts, before it is locked out for a while.
+    lockout_address_failures: int = 20
     # Database connections per worker for the routes' threads (each holds one), besides those
     # of the desks; also how many such threads run at once.
     pool_size: int = 10

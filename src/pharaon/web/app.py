@@ -28,6 +28,7 @@ from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
 from pharaon.web import errors
 from pharaon.web.desk import ReadDesk, RevealDesk, SalesDesk, SessionDesk
+from pharaon.web.guards import BodyLimit, SecurityHeaders
 from pharaon.web.routers import (
     audit,
     blocks,
@@ -39,6 +40,7 @@ from pharaon.web.routers import (
     prizes,
     sessions,
 )
+from pharaon.web.schemas import ERROR_RESPONSES
 
 API_PREFIX = "/api/v1"
 # The sales, reveal, session and read desks: a database connection each, in their batches.
@@ -113,7 +115,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
     for module in (plays, sessions, me, deposits, players, prizes, blocks, audit, meta):
-        app.include_router(module.router, prefix=API_PREFIX)
+        app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
 
     @app.get("/", include_in_schema=False)
     def index() -> FileResponse:
@@ -123,6 +125,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         return FileResponse(page, headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
+    # Outermost last: the body cap sees the request first; every answer, a 413 too, gets the
+    # security headers.
+    app.add_middleware(BodyLimit)
+    app.add_middleware(SecurityHeaders)
     return app
 
 

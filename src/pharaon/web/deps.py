@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from pharaon.service import sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError, UnauthorizedError
+from pharaon.service.idempotency import MAX_KEY_LENGTH
 from pharaon.store.settings import Settings
 from pharaon.web.desk import ReadDesk, SessionDesk
 
@@ -103,17 +104,22 @@ def _let_in(
 
 CurrentPlayer = Annotated[sessions.Current, Depends(current_player)]
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-IdempotencyKey = Annotated[str | None, Header(alias=IDEMPOTENCY_HEADER)]
-# The OpenAPI entry of the Idempotency-Key header, for a route that reads it itself: the same
-# as FastAPI writes for an ``IdempotencyKey`` parameter.
+# Checked by the service (400 when missing or malformed); documented by IDEMPOTENCY_KEY_DOC.
+IdempotencyKey = Annotated[str | None, Header(alias=IDEMPOTENCY_HEADER, include_in_schema=False)]
+# The OpenAPI entry of the Idempotency-Key header, for the routes that charge or credit: what
+# service/idempotency.py accepts (required; 1..200 printable characters, spaces not at the ends
+# since HTTP trims them).
 IDEMPOTENCY_KEY_DOC: dict[str, Any] = {
     "parameters": [
         {
             "name": IDEMPOTENCY_HEADER,
             "in": "header",
-            "required": False,
+            "required": True,
             "schema": {
-                "anyOf": [{"type": "string"}, {"type": "null"}],
+                "type": "string",
+                "minLength": 1,
+                "maxLength": MAX_KEY_LENGTH,
+                "pattern": "^[!-~]([ -~]*[!-~])?$",
                 "title": IDEMPOTENCY_HEADER,
             },
         }

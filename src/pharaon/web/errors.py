@@ -7,6 +7,8 @@ from typing import Any
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from sqlalchemy.exc import InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pharaon.service.errors import ServiceError
@@ -28,6 +30,7 @@ STATUS = {
     "validation_error": 422,
     "locked_out": 429,
     "sold_out": 503,
+    "unavailable": 503,
 }
 _HTTP_CODES = {
     400: "bad_request",
@@ -41,8 +44,14 @@ _HTTP_CODES = {
 }
 
 
+_RETRY_AFTER = {"locked_out": "60", "sold_out": "60", "unavailable": "5"}
+# The database away (connection lost or refused, PostgreSQL restarting), or its disk full or
+# read-only: nothing was committed, and the same request may be tried again later.
+_DATABASE_AWAY = (OperationalError, InterfaceError, SQLAlchemyTimeoutError)
+
+
 def error_response(code: str, detail: str, status: int | None = None) -> JSONResponse:
-    headers = {"Retry-After": "60"} if code in ("locked_out", "sold_out") else None
+    headers = {"Retry-After": _RETRY_AFTER[code]} if code in _RETRY_AFTER else None
     return JSONResponse(
         {"error": code, "detail": detail},
         status_code=status or STATUS.get(code, 400),
@@ -75,6 +84,11 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
+async def _database_away(_request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, _DATABASE_AWAY)
+    return error_response("unavailable", "the database is unavailable; try again shortly")
+
+
 async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
     return error_response("internal_error", "the server failed; nothing was changed", 500)
 
@@ -83,4 +97,6 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
+    for kind in _DATABASE_AWAY:
+        app.add_exception_handler(kind, _database_away)
     app.add_exception_handler(Exception, _unexpected)

@@ -284,3 +284,30 @@ class CheckpointOut(BaseModel):
             taken_at=checkpoint.taken_at,
             why=checkpoint.reason,
         )
+
+
+class ErrorOut(BaseModel):
+    """Every error's body: a stable code and a sentence for people."""
+
+    error: str
+    detail: str
+
+
+# What any /api/v1 route may answer besides its success: the one error shape. 500 is left out
+# on purpose: the fuzzing test holds it for a bug.
+_ERROR_STATUSES = {
+    400: "Bad request",
+    401: "Not logged in",
+    402: "Insufficient funds",
+    403: "Forbidden (CSRF, age, self-exclusion, limits)",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Body too large",
+    422: "Invalid input",
+    429: "Too many attempts: locked out for a while",
+    503: "Sold out, or the database is unavailable: try again later",
+}
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": text} for status, text in _ERROR_STATUSES.items()
+}

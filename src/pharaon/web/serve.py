@@ -85,10 +85,38 @@ class OneSendPerTurn(asyncio.Transport):
 
 
 class HttpProtocol(HttpToolsProtocol):
-    """uvicorn's HTTP/1.1 protocol (httptools), each response sent in one piece."""
+    """uvicorn's HTTP/1.1 protocol (httptools), each response sent in one piece; a client
+    that takes more than ``header_timeout`` seconds to send a request's headers (slowloris)
+    is disconnected."""
+
+    header_timeout = 10.0
+    _header_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(OneSendPerTurn(transport))
+        self._arm_header_timer()
+
+    def on_headers_complete(self) -> None:
+        self._disarm_header_timer()
+        super().on_headers_complete()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm_header_timer()  # the next request's headers have as long
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_header_timer()
+        super().connection_lost(exc)
+
+    def _arm_header_timer(self) -> None:
+        self._disarm_header_timer()
+        self._header_timer = self.loop.call_later(self.header_timeout, self.transport.close)
+
+    def _disarm_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
 
 
 def _die_with_supervisor() -> None:
@@ -114,6 +142,7 @@ def worker_app() -> FastAPI:
     gc.freeze()
     # A request leaves few cycles; the default threshold (700) collected every request or two.
     gc.set_threshold(20_000, 20, 20)
+    HttpProtocol.header_timeout = app.state.settings.header_timeout_seconds
     return app
 
 
@@ -122,9 +151,12 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--workers", type=int, default=1)
+    parser.add_argument(
+        "--forwarded-allow-ips", default="", help="Proxies whose X-Forwarded-* are believed."
+    )
     args = parser.parse_args(argv)
-    # Nothing reads the client's address or scheme (cookies' Secure flag is a setting), so
-    # the X-Forwarded-* rewriting is left out of every request's path.
+    # Behind a proxy the scheme (cookies' Secure flag) and client's address come from its
+    # X-Forwarded-* headers; without one, that rewriting is left out of every request's path.
     uvicorn.run(
         "pharaon.web.serve:worker_app",
         factory=True,
@@ -134,7 +166,9 @@ def main(argv: list[str] | None = None) -> None:
         http=HttpProtocol,
         log_level="warning",
         access_log=False,
-        proxy_headers=False,
+        proxy_headers=bool(args.forwarded_allow_ips),
+        forwarded_allow_ips=args.forwarded_allow_ips or None,
+        timeout_keep_alive=5,
     )
 
 

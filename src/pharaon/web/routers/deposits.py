@@ -6,13 +6,13 @@ from fastapi import APIRouter, status
 
 from pharaon.service import wallet
 from pharaon.service.clock import utcnow
-from pharaon.web.deps import CurrentPlayer, IdempotencyKey, SessionDep
+from pharaon.web.deps import IDEMPOTENCY_KEY_DOC, CurrentPlayer, IdempotencyKey, SessionDep
 from pharaon.web.schemas import DepositIn, DepositOut
 
 router = APIRouter(tags=["wallet"])
 
 
-@router.post("/deposits", status_code=status.HTTP_201_CREATED)
+@router.post("/deposits", status_code=status.HTTP_201_CREATED, openapi_extra=IDEMPOTENCY_KEY_DOC)
 def deposit(
     body: DepositIn, current: CurrentPlayer, session: SessionDep, key: IdempotencyKey = None
 ) -> DepositOut:

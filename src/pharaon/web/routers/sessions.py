@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from fastapi import APIRouter, Response, status
+from fastapi import APIRouter, Request, Response, status
 
 from pharaon.service import accounts, sessions
 from pharaon.service.clock import utcnow
@@ -16,7 +16,11 @@ router = APIRouter(tags=["sessions"])
 
 @router.post("/sessions")
 def log_in(
-    body: LoginIn, response: Response, session: SessionDep, settings: SettingsDep
+    body: LoginIn,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
 ) -> SessionOut:
     """Log in: a bearer token for API clients, and cookies for the page."""
     created = accounts.log_in(
@@ -26,8 +30,11 @@ def log_in(
         now=utcnow(),
         max_failures=settings.lockout_failures,
         lockout=timedelta(minutes=settings.lockout_minutes),
+        client=request.client.host if request.client else None,
+        max_address_failures=settings.lockout_address_failures,
     )
-    secure = settings.cookie_secure
+    # Over HTTPS (as a trusted proxy says, see serve --forwarded-allow-ips) always Secure.
+    secure = settings.cookie_secure or request.url.scheme == "https"
     response.set_cookie(
         SESSION_COOKIE, created.token, httponly=True, samesite="strict", path="/", secure=secure
     )

@@ -6,7 +6,7 @@
 
 const SPRITE = `
 <svg xmlns="http://www.w3.org/2000/svg" aria-hidden="true" focusable="false"
-     style="position:absolute;width:0;height:0;overflow:hidden">
+     class="symbol-sprite">
  <defs>
   <clipPath id="nemes-clip">
    <path d="M32 5C19 5 14 13 14 22L7 51Q7 55 11 55H22V40H42V55H53Q57 55 57 51L50 22C50 13 45 5 32 5Z"/>

@@ -1,0 +1,183 @@
+"""Abuse: credential stuffing across accounts from one address, bodies too large, slow
+clients (slowloris), the page's security headers, and Secure cookies behind an HTTPS proxy."""
+
+from __future__ import annotations
+
+import re
+import socket
+import time
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+
+import httpx
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine
+
+from pharaon.service import accounts
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import LockedOutError, UnauthorizedError
+from pharaon.store.engine import make_sessionmaker
+from pharaon.web.guards import MAX_BODY_BYTES
+from tests.web.live import LiveServer
+
+BIRTH = "1990-05-17"
+
+
+def test_log_ins_are_throttled_per_address_across_accounts(engine: Engine) -> None:
+    sessions = make_sessionmaker(engine)
+    now = utcnow()
+    with sessions() as session:
+        accounts.register(
+            session=session, email="real@example.org", password="long enough",
+            birth_date=now.date().replace(year=1990), now=now,
+        )  # fmt: skip
+        session.commit()
+
+    def attempt(email: str, password: str, client: str) -> None:
+        with sessions() as session:
+            accounts.log_in(
+                session=session, email=email, password=password, now=now, client=client,
+                max_failures=5, max_address_failures=10, lockout=timedelta(minutes=15),
+            )  # fmt: skip
+
+    # One wrong password each for ten accounts: no account reaches its own five.
+    for n in range(10):
+        with pytest.raises(UnauthorizedError):
+            attempt(f"victim{n}@example.org", "guessed123", "203.0.113.7")
+    # That address is now locked out, even with the right password of another account...
+    with pytest.raises(LockedOutError):
+        attempt("real@example.org", "long enough", "203.0.113.7")
+    # ...while another address logs in to it.
+    attempt("real@example.org", "long enough", "198.51.100.2")
+
+
+def test_the_api_answers_429_to_an_address_locked_out(client: TestClient) -> None:
+    statuses = []
+    for n in range(21):  # the default: 20 failures from one address
+        r = client.post(
+            "/api/v1/sessions", json={"email": f"x{n}@example.org", "password": "nope nope"}
+        )
+        statuses.append(r.status_code)
+    assert statuses[:20] == [401] * 20
+    assert statuses[20] == 429
+    assert (
+        client.post(
+            "/api/v1/sessions", json={"email": "x0@example.org", "password": "nope nope"}
+        ).json()["error"]
+        == "locked_out"
+    )
+
+
+def test_a_body_over_the_limit_is_refused_with_413(client: TestClient) -> None:
+    big = b'{"email": "' + b"a" * (MAX_BODY_BYTES + 10) + b'"}'
+    r = client.post("/api/v1/players", content=big, headers={"Content-Type": "application/json"})
+    assert r.status_code == 413
+    assert r.json() == {
+        "error": "too_large",
+        "detail": f"the body must be at most {MAX_BODY_BYTES} bytes",
+    }
+
+
+def test_a_chunked_body_over_the_limit_is_refused_with_413(client: TestClient) -> None:
+    def chunks() -> Iterator[bytes]:  # no Content-Length: counted as it comes
+        yield b'{"email": "'
+        for _ in range(MAX_BODY_BYTES // 1024 + 2):
+            yield b"a" * 1024
+        yield b'"}'
+
+    r = client.post(
+        "/api/v1/players", content=chunks(), headers={"Content-Type": "application/json"}
+    )
+    assert r.status_code == 413
+    assert r.json()["error"] == "too_large"
+
+
+def test_a_body_under_the_limit_is_read(client: TestClient) -> None:
+    body = {"email": "ok@example.org", "password": "long enough", "birth_date": BIRTH}
+    assert client.post("/api/v1/players", json=body).status_code == 201
+
+
+@pytest.mark.parametrize("path", ["/", "/api/v1/health", "/static/style.css", "/api/v1/nope"])
+def test_security_headers_on_the_page_and_the_api(client: TestClient, path: str) -> None:
+    r = client.get(path)
+    csp = r.headers["Content-Security-Policy"]
+    assert "'unsafe-inline'" not in csp
+    assert "frame-ancestors 'none'" in csp
+    assert "script-src 'self'" in csp
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
+    assert r.headers["Referrer-Policy"] == "no-referrer"
+
+
+def test_the_page_has_no_inline_script_style_or_handler() -> None:
+    static = Path(__file__).parents[2] / "src" / "pharaon" / "web" / "static"
+    files = [static / "index.html", *static.glob("js/*.js")]
+    assert len(files) > 2
+    for file in files:
+        text = file.read_text()
+        assert not re.search(r"\sstyle\s*=", text), file
+        assert not re.search(r"<\w[^>]*\son[a-z]+\s*=", text), file
+        assert not re.search(r"<style", text), file
+        scripts = re.findall(r"<script([^>]*)>(.*?)</script>", text, re.S)
+        assert all("src=" in attrs and not body.strip() for attrs, body in scripts), file
+
+
+@pytest.fixture
+def slow_server(engine: Engine, database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
+    live = LiveServer(
+        database_url,
+        tmp_path / "server.log",
+        args=["--forwarded-allow-ips", "127.0.0.1"],
+        env={"PHARAON_HEADER_TIMEOUT_SECONDS": "2"},
+    )
+    live.start()
+    yield live
+    live.stop()
+
+
+def test_slowloris_does_not_starve_the_server(slow_server: LiveServer) -> None:
+    head = b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
+    slow = []
+    for _ in range(200):
+        s = socket.create_connection(("127.0.0.1", slow_server.port))
+        s.sendall(head)
+        slow.append(s)
+    try:
+        for _ in range(3):  # a byte a second, never done
+            started = time.monotonic()
+            r = httpx.get(slow_server.url + "/api/v1/health", timeout=5)
+            assert r.status_code == 200
+            assert time.monotonic() - started < 1.0
+            for s in slow:
+                s.sendall(b"a")
+            time.sleep(1)
+        # Past the header timeout (2 s here), the server has hung up on them.
+        closed = 0
+        for s in slow:
+            s.settimeout(3)
+            try:
+                closed += s.recv(100) == b""
+            except ConnectionResetError:
+                closed += 1
+            except TimeoutError:
+                pass  # still open: counted as not closed
+        assert closed == len(slow)
+    finally:
+        for s in slow:
+            s.close()
+
+
+def test_cookies_are_secure_behind_an_https_proxy(slow_server: LiveServer) -> None:
+    base = slow_server.url
+    body = {"email": "proxy@example.org", "password": "long enough", "birth_date": BIRTH}
+    assert httpx.post(f"{base}/api/v1/players", json=body).status_code == 201
+    login = {"email": "proxy@example.org", "password": "long enough"}
+    plain = httpx.post(f"{base}/api/v1/sessions", json=login)
+    assert all("secure" not in c.lower() for c in plain.headers.get_list("set-cookie"))
+    https = httpx.post(
+        f"{base}/api/v1/sessions", json=login, headers={"X-Forwarded-Proto": "https"}
+    )
+    cookies = https.headers.get_list("set-cookie")
+    assert len(cookies) == 2
+    assert all("; secure" in c.lower() for c in cookies)

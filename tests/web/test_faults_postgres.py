@@ -1,0 +1,216 @@
+"""PostgreSQL failing under 16 buyers: its backends terminated, then the whole cluster
+restarted, in the middle of purchases. The server answers 503 (the error shape) while the
+database is away and recovers by itself; every purchase answered 201 is in the history, none
+is charged twice when retried with its key, and the audit is clean.
+
+The cluster is a throwaway one the test makes with ``initdb`` in a temporary folder, so the
+shared server stays up."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import secrets
+import shutil
+import subprocess
+import tempfile
+import threading
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import psycopg
+import pytest
+from sqlalchemy import Engine
+
+from pharaon.service import loading
+from pharaon.service.clock import utcnow
+from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.migrate import upgrade
+from tests.conftest import make_block
+from tests.web.live import LiveServer, free_port
+from tests.web.test_live import SLOW, Buyer, _check_books, _sign_up
+
+pytestmark = [pytest.mark.postgres, pytest.mark.faults]
+
+BUYERS = 16
+PURCHASES = 10
+
+
+def _skip_or_fail(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the fault tests are required)")
+    pytest.skip(reason)
+
+
+class Cluster:
+    """A PostgreSQL cluster of its own in a temporary folder, on a free port."""
+
+    def __init__(self, bin_dir: Path, folder: Path) -> None:
+        self.bin = bin_dir
+        self.data = folder / "data"
+        self.log = folder / "postgres.log"
+        self.folder = folder
+        self.port = free_port()
+        self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+    def _run(self, *args: str) -> None:
+        subprocess.run([*self._as, *args], check=True, capture_output=True, timeout=120)
+
+    def init(self) -> None:
+        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust")
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
+            "-w", "start",
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        _skip_or_fail("initdb not found under /usr/lib/postgresql/*/bin")
+    folder = Path(tempfile.mkdtemp(prefix="pharaon-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    cluster = Cluster(Path(found[-1]).parent, folder)
+    try:
+        cluster.init()
+        cluster.start()
+        yield cluster
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):  # not running any more
+            cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+@pytest.fixture
+def faulty(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Engine, LiveServer]]:
+    """A migrated database with a block on the cluster, and a server over it."""
+    with psycopg.connect(cluster.url(), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE pharaon")
+    url = cluster.url("pharaon")
+    engine = make_engine(url)
+    upgrade(engine)
+    with make_sessionmaker(engine)() as session:
+        loading.load_block(
+            session=session,
+            block=make_block(100, size=BUYERS * PURCHASES + 40),
+            allow_test=True,
+            actor="test",
+            now=utcnow(),
+        )
+    live = LiveServer(url, tmp_path / "server.log", workers=2)
+    live.start()
+    yield engine, live
+    live.stop()
+    engine.dispose()
+
+
+def _buy(base: str, buyer: Buyer, key: str, away: list[dict[str, Any]]) -> None:
+    """POST the purchase until it is answered 201, always with the same key; the 503 answers
+    are kept in ``away``."""
+    headers = {"Authorization": f"Bearer {buyer.token}", "Idempotency-Key": key}
+    body = {"stake_cents": 100, "mode": "auto"}
+    deadline = time.monotonic() + 3 * SLOW
+    while time.monotonic() < deadline:
+        try:
+            r = httpx.post(f"{base}/api/v1/plays", json=body, headers=headers, timeout=SLOW)
+        except httpx.HTTPError:
+            buyer.retries += 1
+            time.sleep(0.1)
+            continue
+        if r.status_code == 503:
+            away.append({"body": r.json(), "retry_after": r.headers.get("Retry-After")})
+            buyer.retries += 1
+            time.sleep(0.1)
+            continue
+        assert r.status_code == 201, r.text
+        buyer.answers[key] = r.json()
+        return
+    pytest.fail(f"purchase {key} never answered 201")
+
+
+def _burst(engine: Engine, live: LiveServer, fault: Any) -> list[dict[str, Any]]:
+    base = live.url
+    buyers = [Buyer(f"b{i}-{secrets.token_hex(3)}@example.org") for i in range(BUYERS)]
+    with ThreadPoolExecutor(8) as pool:
+        tokens = list(pool.map(lambda b: _sign_up(base, b.email), buyers))
+    for buyer, token in zip(buyers, tokens, strict=True):
+        buyer.token = token
+    away: list[dict[str, Any]] = []
+    started = threading.Event()
+
+    def run(buyer: Buyer) -> None:
+        for n in range(PURCHASES):
+            _buy(base, buyer, f"{buyer.email}-{n}", away)
+            started.set()
+            time.sleep(0.05)
+
+    with ThreadPoolExecutor(BUYERS) as pool:
+        futures = [pool.submit(run, b) for b in buyers]
+        assert started.wait(SLOW)
+        fault()
+        for f in futures:
+            f.result()
+    assert sum(len(b.answers) for b in buyers) == BUYERS * PURCHASES
+    engine.dispose()  # the test's own connections were cut too
+    # Retries with the same key replayed: one play per key, charged once (_check_books).
+    _check_books(engine, base, buyers)
+    for answer in away:
+        assert answer["body"] == {
+            "error": "unavailable",
+            "detail": "the database is unavailable; try again shortly",
+        }
+        assert answer["retry_after"] is not None
+    return away
+
+
+def test_backends_terminated_mid_burst(cluster: Cluster, faulty: tuple[Engine, LiveServer]) -> None:
+    engine, live = faulty
+    killed: list[int] = []
+
+    def terminate() -> None:
+        time.sleep(0.2)
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            for _ in range(3):
+                rows = conn.execute(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                    " WHERE datname = 'pharaon' AND pid <> pg_backend_pid()"
+                ).fetchall()
+                killed.extend(1 for (ok,) in rows if ok)
+                time.sleep(0.3)
+
+    _burst(engine, live, terminate)
+    assert killed  # the server's connections were there, and were cut
+
+
+def test_cluster_restarted_mid_burst(cluster: Cluster, faulty: tuple[Engine, LiveServer]) -> None:
+    engine, live = faulty
+    during: list[httpx.Response] = []
+
+    def restart() -> None:
+        time.sleep(0.2)
+        cluster.stop()
+        # While the database is away: a clear 503, not a 500 nor a hang.
+        during.append(httpx.get(f"{live.url}/api/v1/me", headers={"Authorization": "Bearer x"}))
+        time.sleep(1.0)
+        cluster.start()
+
+    away = _burst(engine, live, restart)
+    assert during[0].status_code == 503, during[0].text
+    assert during[0].json()["error"] == "unavailable"
+    assert away  # some buyers were told to come back, and did
