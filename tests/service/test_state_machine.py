@@ -49,7 +49,7 @@ SIZES = dict.fromkeys(PRICES, 48) | {max(PRICES): 16}
 PRESOLD = 14
 PERIODS = ("daily", "weekly", "monthly")
 GRIDS = 4
-MAX_PLAYERS = 3  # per run: signing up hashes a password, the slowest step by far
+MAX_PLAYERS = 3  # per run: each sign-up hashes a password (argon2), a slow step
 
 amounts = st.one_of(st.sampled_from([1_000, 5_000]), st.integers(min_value=1, max_value=1_500))
 limit_values = st.one_of(st.none(), st.integers(min_value=0, max_value=3_000))
