@@ -1,4 +1,4 @@
-"""Examples worked out by hand from GAME.md §3 on the background of helpers.py."""
+"""Examples worked out by hand from docs/rules.md §3 on the background of helpers.py."""
 
 from __future__ import annotations
 

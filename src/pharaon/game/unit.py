@@ -1,6 +1,6 @@
 """A game unit: 64 cells, each holding one of the six symbols, and its ticket string.
 
-The ticket string (GAME.md §5) is the 64 symbol codes, grid 1 to 4, each grid row by row, the
+The ticket string (docs/rules.md §5) is the 64 symbol codes, grid 1 to 4, each grid row by row, the
 four grids joined by ``-``: 67 characters.
 """
 

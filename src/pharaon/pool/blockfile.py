@@ -1,7 +1,7 @@
 """A block on disk: one Parquet file, the units in sale order and a JSON manifest.
 
 Columns ``serial`` (int32, 1..n in the order of sale), ``ticket`` (string, the 67-character
-ticket of GAME.md §5) and ``prize_cents`` (int64, the unit's lot at the block's price); the
+ticket of docs/rules.md §5) and ``prize_cents`` (int64, the unit's lot at the block's price); the
 manifest is JSON under the schema metadata key ``pharaon.manifest``. Any Parquet reader
 (pyarrow, pandas, DuckDB, Spark) reads it. The format is described in docs/block-format.md.
 """

@@ -1,4 +1,4 @@
-"""The block as CSV (GAME.md §5): ``serial,ticket,prize_cents``, one row per unit, in the
+"""The block as CSV (docs/rules.md §5): ``serial,ticket,prize_cents``, one row per unit, in the
 order of sale. Written from arrays in chunks; no Python string per unit."""
 
 from __future__ import annotations
