@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import ctypes
+import functools
 import gc
 import multiprocessing
 import os
@@ -84,12 +85,19 @@ class OneSendPerTurn(asyncio.Transport):
         return self._transport.get_write_buffer_size() + sum(map(len, self._pending))
 
 
+@functools.cache
+def _header_timeout() -> float:
+    # Read when the first connection comes, whichever comes first: it or the app's creation.
+    from pharaon.store.settings import Settings
+
+    return Settings().header_timeout_seconds
+
+
 class HttpProtocol(HttpToolsProtocol):
     """uvicorn's HTTP/1.1 protocol (httptools), each response sent in one piece; a client
-    that takes more than ``header_timeout`` seconds to send a request's headers (slowloris)
-    is disconnected."""
+    slower than ``PHARAON_HEADER_TIMEOUT_SECONDS`` to send a request's headers (slowloris) is
+    disconnected."""
 
-    header_timeout = 10.0
     _header_timer: asyncio.TimerHandle | None = None
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
@@ -111,7 +119,7 @@ class HttpProtocol(HttpToolsProtocol):
 
     def _arm_header_timer(self) -> None:
         self._disarm_header_timer()
-        self._header_timer = self.loop.call_later(self.header_timeout, self.transport.close)
+        self._header_timer = self.loop.call_later(_header_timeout(), self.transport.close)
 
     def _disarm_header_timer(self) -> None:
         if self._header_timer is not None:
@@ -142,7 +150,6 @@ def worker_app() -> FastAPI:
     gc.freeze()
     # A request leaves few cycles; the default threshold (700) collected every request or two.
     gc.set_threshold(20_000, 20, 20)
-    HttpProtocol.header_timeout = app.state.settings.header_timeout_seconds
     return app
 
 
