@@ -7,7 +7,9 @@ from typing import Any
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
+from sqlalchemy.exc import OperationalError
 
+from pharaon.service import accounts
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
 from tests.conftest import BlockLoader, Player
@@ -170,3 +172,28 @@ def test_the_document_says_the_idempotency_key_is_required(client: TestClient, p
     (key,) = [p for p in operation["parameters"] if p["name"] == "Idempotency-Key"]
     assert key["required"] is True
     assert key["schema"]["maxLength"] == 200
+
+
+# Found by the fault tests (test_faults_*.py): a lost database connection, a full or read-only
+# disk answered 500 "internal_error"; it is 503 "unavailable", to be tried again.
+@pytest.mark.parametrize(
+    "error",
+    [
+        OperationalError("SELECT 1", {}, Exception("terminating connection")),
+        OperationalError("INSERT", {}, Exception("database or disk is full")),
+    ],
+)
+def test_the_database_away_is_503_not_500(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch, error: Exception
+) -> None:
+    def away(**_kwargs: Any) -> None:
+        raise error
+
+    monkeypatch.setattr(accounts, "log_in", away)
+    r = client.post("/api/v1/sessions", json={"email": "a@example.org", "password": "x" * 10})
+    assert r.status_code == 503
+    assert r.json() == {
+        "error": "unavailable",
+        "detail": "the database is unavailable; try again shortly",
+    }
+    assert r.headers["Retry-After"] == "5"

@@ -17,17 +17,21 @@ CSP = (
     "frame-ancestors 'none'"
 )
 SECURITY_HEADERS = [
-    (b"content-security-policy", CSP.encode()),
     (b"x-content-type-options", b"nosniff"),
     (b"referrer-policy", b"no-referrer"),
     (b"x-frame-options", b"DENY"),
 ]
+CSP_HEADER = (b"content-security-policy", CSP.encode())
+# FastAPI's Swagger page at /api/docs is an inline script over a CDN's files: it keeps the other
+# headers but not the page's CSP (which would blank it).
+NO_CSP_PATHS = frozenset({"/api/docs", "/api/docs/oauth2-redirect"})
 # The largest body any route takes is a few hundred bytes; 64 KiB leaves room and no more.
 MAX_BODY_BYTES = 64 * 1024
 
 
 class SecurityHeaders:
-    """Adds :data:`SECURITY_HEADERS` to every HTTP answer."""
+    """Adds :data:`SECURITY_HEADERS` and the CSP to every HTTP answer (the CSP not to the API's
+    Swagger page)."""
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -37,9 +41,13 @@ class SecurityHeaders:
             await self.app(scope, receive, send)
             return
 
+        added = SECURITY_HEADERS
+        if scope["path"] not in NO_CSP_PATHS:
+            added = [*added, CSP_HEADER]
+
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *SECURITY_HEADERS]
+                message["headers"] = [*message.get("headers", ()), *added]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)

@@ -110,7 +110,7 @@ class HttpProtocol(HttpToolsProtocol):
 
     def on_response_complete(self) -> None:
         super().on_response_complete()
-        if not self.transport.is_closing():
+        if not self.transport.is_closing() and not self.pipeline:
             self._arm_header_timer()  # the next request's headers have as long
 
     def connection_lost(self, exc: Exception | None) -> None:
