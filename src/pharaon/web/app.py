@@ -51,19 +51,22 @@ CHECKPOINT_LOOK_SECONDS = 3600
 _log = logging.getLogger(__name__)
 
 
-async def _daily_checkpoints(writers: sessionmaker[Session]) -> None:
-    """Take a checkpoint of the audit chain at start and whenever the last is a day old."""
+async def _daily_checkpoints(writers: sessionmaker[Session], stop: asyncio.Event) -> None:
+    """Take a checkpoint of the audit chain at start and whenever the last is a day old, until
+    ``stop`` is set. A look under way is finished, never abandoned: its thread holds a
+    connection of the engine, which the caller disposes of after."""
 
     def look() -> None:
         with writers() as session, session.begin():
             checkpoints.take_if_due(session, now=utcnow())
 
-    while True:
+    while not stop.is_set():
         try:
             await to_thread.run_sync(look)
         except SQLAlchemyError as exc:  # a busy or lost database: try again at the next look
             _log.warning("audit checkpoint not taken: %s", str(exc).splitlines()[0])
-        await asyncio.sleep(CHECKPOINT_LOOK_SECONDS)
+        with suppress(TimeoutError):
+            await asyncio.wait_for(stop.wait(), CHECKPOINT_LOOK_SECONDS)
 
 
 def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
@@ -79,11 +82,11 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         # beyond the pool at each request, a new PostgreSQL backend each time: about a third
         # of PostgreSQL's CPU when reads and purchases come together (benchmarks, --page).
         to_thread.current_default_thread_limiter().total_tokens = settings.pool_size
-        daily = asyncio.create_task(_daily_checkpoints(app.state.sessionmaker))
+        stop = asyncio.Event()
+        daily = asyncio.create_task(_daily_checkpoints(app.state.sessionmaker, stop))
         yield
-        daily.cancel()
-        with suppress(asyncio.CancelledError):
-            await daily
+        stop.set()
+        await daily
         app.state.desk.close()
         app.state.reveal_desk.close()
         app.state.session_desk.close()
