@@ -177,7 +177,8 @@ class LifeOfPlayers(RuleBasedStateMachine):
         assert play["balance_before_cents"] == player.balance_cents
         lot = _lot(self.world.engine, play["block_id"], play["serial"], stake)
         before = player.balance_cents
-        player.balance_cents += lot - stake
+        # A « Jouer » lot waits in the pending account until the fourth grid is uncovered.
+        player.balance_cents += (lot if mode == Mode.AUTO else 0) - stake
         player.keys[key] = ("/plays", body, play)
         if mode == Mode.AUTO:
             assert play["finished"] is True
@@ -194,7 +195,10 @@ class LifeOfPlayers(RuleBasedStateMachine):
     def reveal(self, ticket: Ticket, grid: int) -> None:
         r = ticket.owner.api.post(f"/plays/{ticket.play_id}/reveal", {"grid": grid})
         assert r.status_code == 200, r.text
+        was_finished = len(ticket.revealed) == GRIDS
         ticket.revealed.add(grid)
+        if len(ticket.revealed) == GRIDS and not was_finished:
+            ticket.owner.balance_cents += ticket.lot_cents  # the lot, shown at last
         seen = r.json()
         shown = {n for n, g in enumerate(seen["grids"], start=1) if g is not None}
         finished = len(ticket.revealed) == GRIDS

@@ -30,7 +30,7 @@ def _describe(result: Evaluation) -> list[str]:
 
 @app.command("evaluate")
 def evaluate_command(
-    ticket: Annotated[str, typer.Argument(help="The 67-character ticket string (GAME.md §5).")],
+    ticket: Annotated[str, typer.Argument(help="The ticket string (docs/rules.md §5).")],
     stake: Annotated[int, typer.Option(help=f"The stake in euros: {rules().prices_in_euros}.")] = 1,
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:

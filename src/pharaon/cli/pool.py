@@ -141,7 +141,7 @@ def _read(file: Path, progress: ProgressCallback) -> Block:
 @app.command("export")
 def export_command(
     file: Annotated[Path, typer.Argument(help="The block file.")],
-    csv: Annotated[Path, typer.Option("--csv", help="The CSV file to write (GAME.md §5).")],
+    csv: Annotated[Path, typer.Option("--csv", help="The CSV file to write (docs/rules.md §5).")],
 ) -> None:
     """Write the block as CSV: serial,ticket,prize_cents in the order of sale."""
     from pharaon.pool.export import export_csv
