@@ -17,6 +17,7 @@ from sqlalchemy import Engine
 from sqlalchemy.exc import SQLAlchemyError
 
 from pharaon.cli.app import app, fail
+from pharaon.cli.operators import AsOperator, acting
 from pharaon.game.money import format_cents
 from pharaon.game.rules import rules
 from pharaon.service import audit, blocks, loading
@@ -35,7 +36,6 @@ DatabaseUrl = Annotated[
     str | None,
     typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
 ]
-_OPERATOR = "operator:cli"
 
 
 def _settings(database_url: str | None) -> Settings:
@@ -100,17 +100,19 @@ def db_upgrade(database_url: DatabaseUrl = None) -> None:
 @blocks_app.command("load")
 def blocks_load(
     file: Annotated[Path, typer.Argument(help="A block file (Parquet) from the block factory.")],
+    as_email: AsOperator = None,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Verify a block file and load it; refuses one that fails or is already loaded."""
     settings = _settings(database_url)
     with _engine(settings) as engine, make_sessionmaker(engine)() as session, _progress() as bar:
+        actor = acting(session, as_email, admin=True)
         try:
             block_id = loading.load_block_file(
                 session=session,
                 path=file,
                 allow_test=settings.allow_test_blocks,
-                actor=_OPERATOR,
+                actor=actor,
                 now=utcnow(),
                 progress=_Bar(bar),
             )
@@ -145,14 +147,16 @@ def blocks_list(database_url: DatabaseUrl = None) -> None:
 def blocks_deactivate(
     block_id: Annotated[int, typer.Argument(help="The block's id (see `blocks list`).")],
     reason: Annotated[str, typer.Option("--reason", help="Why; written to the audit log.")],
+    as_email: AsOperator = None,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Stop a block's sales (logged); its past plays stay untouched."""
     settings = _settings(database_url)
     with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+        actor = acting(session, as_email, admin=True)
         try:
             blocks.deactivate(
-                session=session, block_id=block_id, reason=reason, actor=_OPERATOR, now=utcnow()
+                session=session, block_id=block_id, reason=reason, actor=actor, now=utcnow()
             )
         except ServiceError as exc:
             fail(exc.detail)

@@ -23,7 +23,16 @@ from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
 from pharaon.web import errors
-from pharaon.web.routers import deposits, me, meta, players, plays, prizes, sessions
+from pharaon.web.routers import (
+    deposits,
+    me,
+    meta,
+    operator_api,
+    players,
+    plays,
+    prizes,
+    sessions,
+)
 
 API_PREFIX = "/api/v1"
 # The sales, reveal, session and read desks: a database connection each, in their batches.
@@ -75,7 +84,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.read_desk = ReadDesk(reader)
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
-    for module in (plays, sessions, me, deposits, players, prizes, meta):
+    for module in (plays, sessions, me, deposits, players, prizes, operator_api, meta):
         app.include_router(module.router, prefix=API_PREFIX)
 
     @app.get("/", include_in_schema=False)

@@ -1,0 +1,85 @@
+"""``operators add``: operator accounts, and the ``--as EMAIL`` the operator commands take."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pharaon.cli.app import app, fail
+from pharaon.service import operators
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import ServiceError
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import Operator
+
+operators_app = typer.Typer(help="Back-office operators: add.", no_args_is_help=True)
+app.add_typer(operators_app, name="operators")
+
+# Before the first operator exists there is nobody to name: the CLI acts as itself.
+ANONYMOUS = "operator:cli"
+
+AsOperator = Annotated[
+    str | None,
+    typer.Option(
+        "--as",
+        help="The operator (e-mail) doing this, named in the audit log; required once an "
+        "operator exists.",
+    ),
+]
+
+
+def acting(session: Session, as_email: str | None, *, admin: bool) -> str:
+    """The audit actor for a CLI action ``--as`` ``as_email``; fails (one line) when the
+    operator is unknown, missing while operators exist, or not an admin when ``admin``."""
+    try:
+        if as_email is None:
+            if session.execute(select(Operator.id).limit(1)).first() is not None:
+                fail("operators exist: say who you are with --as EMAIL")
+            return ANONYMOUS
+        current = operators.by_email(session=session, email=as_email)
+        if admin:
+            operators.require_admin(current)
+    except ServiceError as exc:
+        fail(exc.detail)
+    finally:
+        session.rollback()
+    return current.actor
+
+
+@operators_app.command("add")
+def operators_add(
+    email: Annotated[str, typer.Argument(help="The operator's e-mail (their log-in name).")],
+    role: Annotated[str, typer.Option("--role", help="admin (reads and acts) or analyst (reads).")],
+    as_email: AsOperator = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
+    ] = None,
+) -> None:
+    """Add an operator; the password is asked (never in argv) and the TOTP secret shown once."""
+    from pharaon.cli.ops import _engine, _settings
+
+    password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    settings = _settings(database_url)
+    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+        actor = acting(session, as_email, admin=True)
+        try:
+            created = operators.add(
+                session=session,
+                email=email,
+                password=password,
+                role=role,
+                actor=actor,
+                now=utcnow(),
+            )
+        except ServiceError as exc:
+            session.rollback()
+            fail(exc.detail)
+        session.commit()
+    typer.echo(f"operator {created.email} added ({created.role})")
+    typer.echo("Add this to an authenticator app now; it is not shown again:")
+    typer.echo(f"  secret: {created.totp_secret}")
+    typer.echo(f"  uri:    {created.provisioning_uri}")

@@ -1,0 +1,164 @@
+"""The back office's API under ``/operator/``: log-in with TOTP, and the blocks (an analyst
+reads, an admin also deactivates)."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Request, Response, status
+from pydantic import BaseModel, Field, StrictStr
+
+from pharaon.service import blocks, operators
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import ForbiddenError, UnauthorizedError
+from pharaon.web.deps import CSRF_HEADER, SessionDep, SettingsDep
+from pharaon.web.schemas import SessionOut, _In
+
+router = APIRouter(prefix="/operator", tags=["operator"])
+
+OPERATOR_COOKIE = "pharaon_operator"
+OPERATOR_CSRF_COOKIE = "pharaon_operator_csrf"
+_UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class OperatorLoginIn(_In):
+    email: StrictStr = Field(max_length=254)
+    password: StrictStr = Field(max_length=256)
+    totp_code: StrictStr = Field(max_length=16)
+
+
+class OperatorOut(BaseModel):
+    operator_id: int
+    email: str
+    role: str
+
+
+class BlockOut(BaseModel):
+    block_id: int
+    emission: str
+    block_number: int
+    price_cents: int
+    block_size: int
+    is_test: bool
+    state: str
+    sold: int
+    remaining: int
+    remaining_lots: list[tuple[int, int]]
+    deactivation_reason: str | None
+
+
+class DeactivateIn(_In):
+    reason: StrictStr = Field(min_length=1, max_length=500)
+
+
+def current_operator(
+    request: Request, session: SessionDep, settings: SettingsDep
+) -> operators.CurrentOperator:
+    """The operator of the request's bearer token or cookie (with the CSRF header on changes)."""
+    header = request.headers.get("authorization")
+    if header is not None:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise UnauthorizedError("the Authorization header must be 'Bearer <token>'")
+        csrf = None
+    else:
+        token = request.cookies.get(OPERATOR_COOKIE, "")
+        if not token.strip():
+            raise UnauthorizedError("not logged in as an operator")
+        csrf = request.headers.get(CSRF_HEADER, "") if request.method in _UNSAFE else None
+    current = operators.authenticate(
+        session=session,
+        token=token.strip(),
+        now=utcnow(),
+        idle=timedelta(minutes=settings.session_idle_minutes),
+    )
+    session.commit()
+    if csrf is not None and csrf != current.csrf_token:
+        raise ForbiddenError(
+            "a change asked with the cookie must carry the csrf_token", code="csrf"
+        )
+    return current
+
+
+CurrentOperatorDep = Annotated[operators.CurrentOperator, Depends(current_operator)]
+
+
+def admin(current: CurrentOperatorDep) -> operators.CurrentOperator:
+    """The current operator if an admin; 403 for an analyst."""
+    return operators.require_admin(current)
+
+
+AdminDep = Annotated[operators.CurrentOperator, Depends(admin)]
+
+
+@router.post("/sessions")
+def log_in(
+    body: OperatorLoginIn, response: Response, session: SessionDep, settings: SettingsDep
+) -> SessionOut:
+    """Log in with e-mail, password and the authenticator's one-time code."""
+    created = operators.log_in(
+        session=session,
+        email=body.email,
+        password=body.password,
+        totp_code=body.totp_code,
+        now=utcnow(),
+    )
+    session.commit()
+    secure = settings.cookie_secure
+    response.set_cookie(
+        OPERATOR_COOKIE, created.token, httponly=True, samesite="strict", path="/", secure=secure
+    )
+    response.set_cookie(
+        OPERATOR_CSRF_COOKIE, created.csrf_token, samesite="strict", path="/", secure=secure
+    )
+    idle = timedelta(minutes=settings.session_idle_minutes)
+    return SessionOut(
+        token=created.token, csrf_token=created.csrf_token, expires_at=created.created_at + idle
+    )
+
+
+@router.delete("/sessions/current", status_code=status.HTTP_204_NO_CONTENT)
+def log_out(current: CurrentOperatorDep, session: SessionDep) -> Response:
+    """End the operator's session."""
+    operators.log_out(session=session, token_sha256=current.token_sha256)
+    session.commit()
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    response.delete_cookie(OPERATOR_COOKIE, path="/", samesite="strict", httponly=True)
+    response.delete_cookie(OPERATOR_CSRF_COOKIE, path="/", samesite="strict")
+    return response
+
+
+@router.get("/me")
+def me(current: CurrentOperatorDep) -> OperatorOut:
+    """Who is logged in, and their role."""
+    return OperatorOut(operator_id=current.operator_id, email=current.email, role=current.role)
+
+
+@router.get("/blocks")
+def list_blocks(_current: CurrentOperatorDep, session: SessionDep) -> list[BlockOut]:
+    """Every block: state, sold and remaining units, remaining lots by amount."""
+    return [
+        BlockOut(
+            block_id=b.block_id,
+            emission=b.emission,
+            block_number=b.block_number,
+            price_cents=b.price_cents,
+            block_size=b.block_size,
+            is_test=b.is_test,
+            state=b.state,
+            sold=b.sold,
+            remaining=b.block_size - b.sold,
+            remaining_lots=[(lot, n) for lot, n in b.remaining_lots],
+            deactivation_reason=b.deactivation_reason,
+        )
+        for b in blocks.list_blocks(session=session)
+    ]
+
+
+@router.post("/blocks/{block_id}/deactivate", status_code=status.HTTP_204_NO_CONTENT)
+def deactivate(block_id: int, body: DeactivateIn, current: AdminDep, session: SessionDep) -> None:
+    """Stop a block's sales, with the reason, in the audit log under the admin's name."""
+    blocks.deactivate(
+        session=session, block_id=block_id, reason=body.reason, actor=current.actor, now=utcnow()
+    )
