@@ -11,7 +11,7 @@ from pharaon.service import operators
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import AuditRecord
-from tests.conftest import BlockLoader
+from tests.conftest import BlockLoader, Player
 
 PASSWORD = "a long operator password"
 
@@ -74,3 +74,52 @@ def test_roles_and_totp(client: TestClient, engine: Engine, load: BlockLoader) -
     assert actor == "operator:boss@example.org"
     assert client.delete("/api/v1/operator/sessions/current", headers=admin).status_code == 204
     assert client.get("/api/v1/operator/me", headers=admin).status_code == 401
+
+
+def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
+    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    load(100, size=30)
+    load(200, size=30, number=2)
+    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    before = client.get("/api/v1/operator/sales", headers=analyst).json()
+    assert (before["stakes_cents"], before["prizes_cents"], before["payout_bp"]) == (0, 0, None)
+    assert before["planned_payout_bp"] == 7000
+    liability_before = before["liability_cents"]
+    assert liability_before > 0
+
+    player.deposit(10_000)
+    won = 0
+    for stake in (100, 100, 200):
+        r = player.play(stake)
+        assert r.status_code == 201, r.text
+        won += int(r.json()["prize_cents"])
+    after = client.get("/api/v1/operator/sales", headers=analyst).json()
+    assert after["stakes_cents"] == 400
+    assert after["prizes_cents"] == won
+    assert after["payout_bp"] == won * 10_000 // 400
+    assert after["liability_cents"] == liability_before - won
+    today = utcnow().date().isoformat()
+    assert [(x["day"], x["price_cents"], x["plays"]) for x in after["lines"]] == [
+        (today, 100, 2),
+        (today, 200, 1),
+    ]
+    none = client.get("/api/v1/operator/sales", params={"until": "2000-01-01"}, headers=analyst)
+    assert none.json()["lines"] == []
+    assert client.get(
+        "/api/v1/operator/sales", params={"since": "yesterday"}, headers=analyst
+    ).status_code in (400, 422)
+
+    page = client.get("/api/v1/operator/audit", params={"limit": 2}, headers=analyst).json()
+    assert len(page["lines"]) == 2
+    assert page["total"] > 2
+    seqs = [x["seq"] for x in page["lines"]]
+    assert seqs == sorted(seqs, reverse=True)
+    added = client.get(
+        "/api/v1/operator/audit", params={"kind": "operator_added"}, headers=analyst
+    ).json()
+    assert added["total"] == 1
+    assert added["lines"][0]["actor"] == "test"
+    check = client.post("/api/v1/operator/audit/check", headers=analyst).json()
+    assert check["ok"] is True
+    assert any(name == "audit chain intact" and ok for name, ok, _ in check["checks"])

@@ -3,13 +3,14 @@ reads, an admin also deactivates)."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+from dataclasses import asdict
+from datetime import UTC, date, datetime, time, timedelta
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Request, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, status
 from pydantic import BaseModel, Field, StrictStr
 
-from pharaon.service import blocks, operators
+from pharaon.service import audit, audit_view, blocks, operators, sales_report
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
 from pharaon.web.deps import CSRF_HEADER, SessionDep, SettingsDep
@@ -162,3 +163,84 @@ def deactivate(block_id: int, body: DeactivateIn, current: AdminDep, session: Se
     blocks.deactivate(
         session=session, block_id=block_id, reason=body.reason, actor=current.actor, now=utcnow()
     )
+
+
+class SalesLineOut(BaseModel):
+    day: date
+    price_cents: int
+    plays: int
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None
+
+
+class SalesOut(BaseModel):
+    lines: list[SalesLineOut]
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None = Field(description="Lots won per stakes, in basis points (7000: 70 %).")
+    planned_payout_bp: int
+    liability_cents: int = Field(description="Lots still to be won in blocks loaded or on sale.")
+
+
+@router.get("/sales")
+def sales(
+    _current: CurrentOperatorDep,
+    session: SessionDep,
+    since: date | None = None,
+    until: date | None = None,
+) -> SalesOut:
+    """Sales per UTC day and price from ``since`` to ``until`` (both included)."""
+    start = datetime.combine(since, time(), UTC) if since else None
+    end = datetime.combine(until, time(), UTC) + timedelta(days=1) if until else None
+    report = sales_report.sales_report(session=session, since=start, until=end)
+    return SalesOut(
+        lines=[SalesLineOut(**asdict(line)) for line in report.lines],
+        stakes_cents=report.stakes_cents,
+        prizes_cents=report.prizes_cents,
+        payout_bp=report.payout_bp,
+        planned_payout_bp=report.planned_payout_bp,
+        liability_cents=report.liability_cents,
+    )
+
+
+class AuditLineOut(BaseModel):
+    seq: int
+    created_at: datetime
+    kind: str
+    actor: str
+    payload: str
+    sha256: str
+
+
+class AuditPageOut(BaseModel):
+    total: int
+    lines: list[AuditLineOut]
+
+
+class AuditCheckOut(BaseModel):
+    ok: bool
+    checks: list[tuple[str, bool, str]]
+
+
+@router.get("/audit")
+def audit_log(
+    _current: CurrentOperatorDep,
+    session: SessionDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    kind: Annotated[str | None, Query(max_length=32)] = None,
+    actor: Annotated[str | None, Query(max_length=80)] = None,
+) -> AuditPageOut:
+    """The audit log, newest first, paged and filtered by kind and actor."""
+    page = audit_view.audit_page(
+        session=session, offset=offset, limit=limit, kind=kind, actor=actor
+    )
+    return AuditPageOut(total=page.total, lines=[AuditLineOut(**asdict(x)) for x in page.lines])
+
+
+@router.post("/audit/check")
+def audit_check(_current: CurrentOperatorDep, session: SessionDep) -> AuditCheckOut:
+    """The same checks as ``pharaon audit``: ledger, units, block sizes, the audit chain."""
+    report = audit.run_audit(session=session)
+    return AuditCheckOut(ok=report.ok, checks=list(report.checks))
