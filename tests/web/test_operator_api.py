@@ -3,15 +3,19 @@ admin deactivates; on both databases."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pyotp
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
+from pharaon.pool.blockfile import write_block
 from pharaon.service import operators
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import AuditRecord
-from tests.conftest import BlockLoader, Player
+from tests.conftest import BlockLoader, Player, make_block
 
 PASSWORD = "a long operator password"
 
@@ -123,3 +127,39 @@ def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
     check = client.post("/api/v1/operator/audit/check", headers=analyst).json()
     assert check["ok"] is True
     assert any(name == "audit chain intact" and ok for name, ok, _ in check["checks"])
+
+
+def test_upload_a_block_and_read_a_player(
+    client: TestClient, engine: Engine, player: Player, tmp_path: Path
+) -> None:
+    admin = _log_in(client, "boss@example.org", _operator(engine, "boss@example.org", "admin"))
+    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    path = tmp_path / "b.parquet"
+    write_block(make_block(100, size=30, number=7), path)
+
+    def upload(headers: dict[str, str], content: bytes) -> Any:
+        files = {"file": ("b.parquet", content, "application/octet-stream")}
+        return client.post("/api/v1/operator/blocks", files=files, headers=headers)
+
+    assert upload(analyst, path.read_bytes()).status_code == 403
+    refused = upload(admin, b"not a block file")
+    assert refused.status_code == 409
+    assert refused.json()["error"] == "block_refused"
+    assert client.get("/api/v1/operator/blocks", headers=analyst).json() == []
+    loaded = upload(admin, path.read_bytes())
+    assert loaded.status_code == 201, loaded.text
+    assert upload(admin, path.read_bytes()).status_code == 409
+
+    player.deposit(500)
+    assert player.play(100).status_code == 201
+    found = client.get("/api/v1/operator/players", params={"email": "ANA@"}, headers=analyst)
+    assert [p["player_id"] for p in found.json()] == [player.player_id]
+    assert (
+        client.get("/api/v1/operator/players", params={"email": "%"}, headers=analyst).json() == []
+    )
+    folder = client.get(f"/api/v1/operator/players/{player.player_id}", headers=analyst).json()
+    assert folder["player"]["balance_cents"] == player.balance()
+    assert len(folder["plays"]) == 1
+    assert sum(x["amount_cents"] for x in folder["ledger"]) == folder["player"]["balance_cents"]
+    assert folder["limits"]["daily_cents"] is None
+    assert client.get("/api/v1/operator/players/99999", headers=analyst).status_code == 404

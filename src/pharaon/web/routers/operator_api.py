@@ -3,18 +3,28 @@ reads, an admin also deactivates)."""
 
 from __future__ import annotations
 
+import tempfile
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response, status
+from fastapi import APIRouter, Depends, Query, Request, Response, UploadFile, status
 from pydantic import BaseModel, Field, StrictStr
 
-from pharaon.service import audit, audit_view, blocks, operators, sales_report
+from pharaon.service import (
+    audit,
+    audit_view,
+    blocks,
+    loading,
+    operators,
+    player_view,
+    sales_report,
+)
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
 from pharaon.web.deps import CSRF_HEADER, SessionDep, SettingsDep
-from pharaon.web.schemas import SessionOut, _In
+from pharaon.web.schemas import LimitsOut, SessionOut, _In
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 
@@ -244,3 +254,84 @@ def audit_check(_current: CurrentOperatorDep, session: SessionDep) -> AuditCheck
     """The same checks as ``pharaon audit``: ledger, units, block sizes, the audit chain."""
     report = audit.run_audit(session=session)
     return AuditCheckOut(ok=report.ok, checks=list(report.checks))
+
+
+class PlayerLineOut(BaseModel):
+    player_id: int
+    email: str
+    created_at: datetime
+    balance_cents: int
+    self_excluded_until: datetime | None
+
+
+class PlayLineOut(BaseModel):
+    play_id: int
+    created_at: datetime
+    block_id: int
+    serial: int
+    stake_cents: int
+    prize_cents: int
+
+
+class LedgerLineOut(BaseModel):
+    transaction_id: int
+    created_at: datetime
+    kind: str
+    amount_cents: int
+
+
+class PlayerFileOut(BaseModel):
+    player: PlayerLineOut
+    plays: list[PlayLineOut]
+    ledger: list[LedgerLineOut]
+    limits: LimitsOut
+
+
+@router.get("/players")
+def search_players(
+    _current: CurrentOperatorDep,
+    session: SessionDep,
+    email: Annotated[str, Query(min_length=1, max_length=254)],
+) -> list[PlayerLineOut]:
+    """Players whose e-mail contains ``email`` (at most 50)."""
+    found = player_view.search(session=session, email=email, now=utcnow())
+    return [PlayerLineOut(**asdict(p)) for p in found]
+
+
+@router.get("/players/{player_id}")
+def player_file(player_id: int, _current: CurrentOperatorDep, session: SessionDep) -> PlayerFileOut:
+    """A player's last plays and ledger entries, deposit limits and self-exclusion in force."""
+    found = player_view.player_file(session=session, player_id=player_id, now=utcnow())
+    return PlayerFileOut(
+        player=PlayerLineOut(**asdict(found.player)),
+        plays=[PlayLineOut(**asdict(p)) for p in found.plays],
+        ledger=[LedgerLineOut(**asdict(x)) for x in found.ledger],
+        limits=LimitsOut.of(found.limits),
+    )
+
+
+class LoadedOut(BaseModel):
+    block_id: int
+
+
+_CHUNK = 1 << 20
+
+
+@router.post("/blocks", status_code=status.HTTP_201_CREATED)
+def load_block(
+    file: UploadFile, current: AdminDep, session: SessionDep, settings: SettingsDep
+) -> LoadedOut:
+    """Upload a block file: verified (manifest, Merkle root, prizes) before it is loaded."""
+    with tempfile.TemporaryDirectory(prefix="pharaon-upload-") as folder:
+        path = Path(folder) / "block.parquet"
+        with path.open("wb") as out:
+            while chunk := file.file.read(_CHUNK):
+                out.write(chunk)
+        block_id = loading.load_block_file(
+            session=session,
+            path=path,
+            allow_test=settings.allow_test_blocks,
+            actor=current.actor,
+            now=utcnow(),
+        )
+    return LoadedOut(block_id=block_id)
