@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -9,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import Session
 
 from pharaon.cli.app import app, fail
-from pharaon.service import operators
+from pharaon.service import audit, exports, operators
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError
 from pharaon.store.engine import make_sessionmaker
@@ -83,3 +85,41 @@ def operators_add(
     typer.echo("Add this to an authenticator app now; it is not shown again:")
     typer.echo(f"  secret: {created.totp_secret}")
     typer.echo(f"  uri:    {created.provisioning_uri}")
+
+
+@app.command("export-sales")
+def export_sales(
+    since: Annotated[datetime, typer.Option("--from", formats=["%Y-%m-%d"], help="First day.")],
+    until: Annotated[datetime, typer.Option("--to", formats=["%Y-%m-%d"], help="Last day.")],
+    out: Annotated[Path, typer.Option("--out", help="An empty or new folder for the files.")],
+    as_email: AsOperator = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
+    ] = None,
+) -> None:
+    """Plays, ledger entries and audit records of the days (UTC) as CSV and Parquet, with a
+    manifest of SHA-256 per file; for the regulator."""
+    from pharaon.cli.ops import _engine, _settings
+
+    start = since.replace(tzinfo=UTC)
+    end = until.replace(tzinfo=UTC) + timedelta(days=1)
+    settings = _settings(database_url)
+    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+        actor = acting(session, as_email, admin=False)
+        try:
+            done = exports.export_period(session=session, since=start, until=end, out=out)
+            audit.append(
+                session,
+                kind="export",
+                actor=actor,
+                payload={"from": start.isoformat(), "to": end.isoformat(), "sha256": done.files},
+                now=utcnow(),
+            )
+            session.commit()
+        except ServiceError as exc:
+            fail(exc.detail)
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror}")
+    rows = ", ".join(f"{n} {table}" for table, n in done.rows.items())
+    typer.echo(f"exported {rows} to {out}")
