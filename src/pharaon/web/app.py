@@ -31,6 +31,7 @@ from pharaon.web.routers import (
     players,
     plays,
     prizes,
+    protection,
     sessions,
 )
 
@@ -84,7 +85,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.read_desk = ReadDesk(reader)
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
-    for module in (plays, sessions, me, deposits, players, prizes, operator_api, meta):
+    for module in (plays, sessions, me, deposits, players, prizes, protection, operator_api, meta):
         app.include_router(module.router, prefix=API_PREFIX)
 
     @app.get("/", include_in_schema=False)
