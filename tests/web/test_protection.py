@@ -65,3 +65,16 @@ def test_password_change_ends_other_sessions(
     )
     assert new.status_code == 200
     assert _records(engine, "password_changed") == [f"player:{player.player_id}"]
+
+
+def test_limit_and_exclusion_changes_are_audited(engine: Engine, player: Player) -> None:
+    r = player.put("/me/limits", {"daily_cents": 1_000, "weekly_cents": None, "monthly_cents": 0})
+    assert r.status_code == 200, r.text
+    with make_sessionmaker(engine)() as session:
+        payload = session.execute(
+            select(AuditRecord.payload).where(AuditRecord.kind == "deposit_limits")
+        ).scalar_one()
+    assert '"daily_cents":1000' in payload
+    assert '"monthly_cents":0' in payload
+    assert player.post("/me/self-exclusion", {"days": 30}).status_code == 200
+    assert _records(engine, "self_exclusion") == [f"player:{player.player_id}"]
