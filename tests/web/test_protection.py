@@ -10,7 +10,7 @@ from sqlalchemy import Engine, select
 
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import AuditRecord
+from pharaon.store.tables import Account, AuditRecord
 from tests.conftest import BlockLoader, Player
 
 
@@ -78,3 +78,20 @@ def test_limit_and_exclusion_changes_are_audited(engine: Engine, player: Player)
     assert '"monthly_cents":0' in payload
     assert player.post("/me/self-exclusion", {"days": 30}).status_code == 200
     assert _records(engine, "self_exclusion") == [f"player:{player.player_id}"]
+
+
+def test_account_closure(client: TestClient, engine: Engine, player: Player) -> None:
+    player.deposit(700)
+    assert player.post("/me/closure", {"password": "wrong one!"}).status_code == 403
+    assert player.post("/me/closure", {"password": player.password}).status_code == 204
+    assert player.get("/me").status_code == 401
+    again = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": player.password}
+    )
+    assert again.status_code == 401
+    assert _records(engine, "account_closed") == [f"player:{player.player_id}"]
+    with make_sessionmaker(engine)() as session:
+        balance = session.execute(
+            select(Account.balance_cents).where(Account.player_id == player.player_id)
+        ).scalar_one()
+    assert balance == 700

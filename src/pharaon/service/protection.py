@@ -78,3 +78,22 @@ def change_password(
         payload={"player_id": player_id},
         now=now,
     )
+
+
+def close_account(*, session: Session, player_id: int, password: str, now: datetime) -> None:
+    """Close the account after checking the password: no more log-in, every session ends; the
+    balance stays on the ledger."""
+    stored = session.execute(
+        select(Player.password_hash).where(Player.id == player_id)
+    ).scalar_one()
+    if not accounts._verify(stored, password):
+        raise ForbiddenError("the password is wrong")
+    session.execute(update(Player).where(Player.id == player_id).values(closed_at=now))
+    session.execute(delete(SessionRow).where(SessionRow.player_id == player_id))
+    audit.append(
+        session,
+        kind="account_closed",
+        actor=_actor(player_id),
+        payload={"player_id": player_id},
+        now=now,
+    )

@@ -58,6 +58,8 @@ class Player(Base):
     birth_date: Mapped[date] = mapped_column(Date)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     self_excluded_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # A closed account keeps its row and its balance on the ledger; it can no longer log in.
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class LoginFailure(Base):

@@ -1,4 +1,4 @@
-"""The player's protection: ``POST /me/cool-off`` and ``PUT /me/password``."""
+"""The player's protection: ``POST /me/cool-off``, ``PUT /me/password``, ``POST /me/closure``."""
 
 from __future__ import annotations
 
@@ -48,5 +48,18 @@ def change_password(body: PasswordIn, current: CurrentPlayer, session: SessionDe
         new_password=body.new_password,
         keep_session_sha256=current.token_sha256,
         now=utcnow(),
+    )
+    session.commit()
+
+
+class ClosureIn(_In):
+    password: StrictStr = Field(max_length=256)
+
+
+@router.post("/me/closure", status_code=status.HTTP_204_NO_CONTENT)
+def close_account(body: ClosureIn, current: CurrentPlayer, session: SessionDep) -> None:
+    """Close the account (the password is asked); the balance stays on the ledger."""
+    protection.close_account(
+        session=session, player_id=current.player_id, password=body.password, now=utcnow()
     )
     session.commit()

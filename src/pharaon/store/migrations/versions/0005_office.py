@@ -1,4 +1,5 @@
-"""The back office: operators (argon2 password, TOTP secret, role) and their sessions.
+"""The back office: operators (argon2 password, TOTP secret, role) and their sessions;
+players' closed accounts.
 
 Revision ID: 0005
 Revises: 0003
@@ -19,6 +20,8 @@ depends_on = None
 
 
 def upgrade() -> None:
+    with op.batch_alter_table("players") as batch:
+        batch.add_column(sa.Column("closed_at", UTCDateTime(), nullable=True))
     op.create_table(
         "operators",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -53,3 +56,5 @@ def downgrade() -> None:
     op.drop_index(op.f("ix_operator_sessions_operator_id"), table_name="operator_sessions")
     op.drop_table("operator_sessions")
     op.drop_table("operators")
+    with op.batch_alter_table("players") as batch:
+        batch.drop_column("closed_at")
