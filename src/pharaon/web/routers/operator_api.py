@@ -3,6 +3,7 @@ reads, an admin also deactivates)."""
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
@@ -85,7 +86,7 @@ def current_operator(
         idle=timedelta(minutes=settings.session_idle_minutes),
     )
     session.commit()
-    if csrf is not None and csrf != current.csrf_token:
+    if csrf is not None and not (csrf and secrets.compare_digest(csrf, current.csrf_token)):
         raise ForbiddenError(
             "a change asked with the cookie must carry the csrf_token", code="csrf"
         )
