@@ -188,3 +188,10 @@ def test_cookies_are_secure_behind_an_https_proxy(slow_server: LiveServer) -> No
     cookies = https.headers.get_list("set-cookie")
     assert len(cookies) == 2
     assert all("; secure" in c.lower() for c in cookies)
+
+
+def test_only_the_block_upload_takes_a_large_body(client: TestClient) -> None:
+    big = b"x" * (MAX_BODY_BYTES + 10)
+    r = client.post("/api/v1/operator/blocks", content=big)
+    assert r.status_code == 401  # past the size guard: the route asks who the operator is
+    assert client.post("/api/v1/operator/sessions", content=big).status_code == 413

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pharaon.cli import game as _game  # noqa: F401  (registers its commands)
 from pharaon.cli import keys as _keys  # noqa: F401  (registers its commands)
+from pharaon.cli import operators as _operators  # noqa: F401  (registers its commands)
 from pharaon.cli import ops as _ops  # noqa: F401  (registers its commands)
 from pharaon.cli import pool as _pool  # noqa: F401  (registers its commands)
 from pharaon.cli import proofs as _proofs  # noqa: F401  (registers its commands)

@@ -16,6 +16,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from pharaon.cli.app import app, fail
+from pharaon.cli.operators import AsOperator, acting
 from pharaon.game.money import format_cents
 
 # The server's layers (SQLAlchemy, the services) are imported by the commands that use them, so
@@ -35,7 +36,6 @@ DatabaseUrl = Annotated[
     str | None,
     typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
 ]
-_OPERATOR = "operator:cli"
 
 
 def _settings(database_url: str | None) -> Settings:
@@ -116,6 +116,7 @@ def db_upgrade(database_url: DatabaseUrl = None) -> None:
 @blocks_app.command("load")
 def blocks_load(
     file: Annotated[Path, typer.Argument(help="A block file (Parquet) from the block factory.")],
+    as_email: AsOperator = None,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Verify a block file and load it; refuses one that fails or is already loaded."""
@@ -125,12 +126,13 @@ def blocks_load(
 
     settings = _settings(database_url)
     with _session(settings) as session, _progress() as bar:
+        actor = acting(session, as_email, admin=True)
         try:
             block_id = loading.load_block_file(
                 session=session,
                 path=file,
                 allow_test=settings.allow_test_blocks,
-                actor=_OPERATOR,
+                actor=actor,
                 now=utcnow(),
                 progress=_Bar(bar),
             )
@@ -167,6 +169,7 @@ def blocks_list(database_url: DatabaseUrl = None) -> None:
 def blocks_deactivate(
     block_id: Annotated[int, typer.Argument(help="The block's id (see `blocks list`).")],
     reason: Annotated[str, typer.Option("--reason", help="Why; written to the audit log.")],
+    as_email: AsOperator = None,
     database_url: DatabaseUrl = None,
 ) -> None:
     """Stop a block's sales (logged); its past plays stay untouched."""
@@ -176,9 +179,10 @@ def blocks_deactivate(
 
     settings = _settings(database_url)
     with _session(settings) as session:
+        actor = acting(session, as_email, admin=True)
         try:
             blocks.deactivate(
-                session=session, block_id=block_id, reason=reason, actor=_OPERATOR, now=utcnow()
+                session=session, block_id=block_id, reason=reason, actor=actor, now=utcnow()
             )
         except ServiceError as exc:
             fail(exc.detail)

@@ -149,8 +149,10 @@ def log_in(
             f"too many failed logins: try again after {locked_until.isoformat(timespec='seconds')}"
         )
     player = session.execute(
-        select(Player.id, Player.password_hash).where(Player.email == address)
+        select(Player.id, Player.password_hash, Player.closed_at).where(Player.email == address)
     ).first()
+    if player is not None and player.closed_at is not None:
+        player = None  # a closed account answers as an unknown one
     if player is None or not _verify(player.password_hash, password):
         if player is None:
             _verify(_DUMMY_HASH, password)  # the same time whether the email exists or not

@@ -13,6 +13,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import func, select, update
 from sqlalchemy.orm import Session
 
+from pharaon.service import audit
 from pharaon.service.errors import DepositLimitReachedError, InvalidError, SelfExcludedError
 from pharaon.store.tables import Deposit, DepositLimit, Player
 
@@ -131,6 +132,14 @@ def set_limits(
             row.amount_cents = current
             if waiting is None or waiting.amount_cents != new:
                 row.pending_cents, row.pending_effective_at = new, now + RAISE_DELAY
+    session.flush()
+    audit.append(
+        session,
+        kind="deposit_limits",
+        actor=f"player:{player_id}",
+        payload={"player_id": player_id, **{f"{p}_cents": v for p, v in wanted.items()}},
+        now=now,
+    )
     session.commit()
     return get_limits(session=session, player_id=player_id, now=now)
 
@@ -177,6 +186,13 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
     if current is not None and current > until:
         until = current
     session.execute(update(Player).where(Player.id == player_id).values(self_excluded_until=until))
+    audit.append(
+        session,
+        kind="self_exclusion",
+        actor=f"player:{player_id}",
+        payload={"player_id": player_id, "days": days, "until": until.isoformat()},
+        now=now,
+    )
     session.commit()
     return until
 

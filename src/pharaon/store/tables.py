@@ -66,6 +66,8 @@ class Player(Base):
     birth_date: Mapped[date] = mapped_column(Date)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     self_excluded_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # A closed account keeps its row and its balance on the ledger; it can no longer log in.
+    closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class LoginFailure(Base):
@@ -299,3 +301,35 @@ class AuditCheckpoint(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     taken_at: Mapped[datetime] = mapped_column(UTCDateTime)
     reason: Mapped[str] = mapped_column(String(16))  # block_loaded, daily
+
+
+OPERATOR_ROLES = ("admin", "analyst")
+
+
+class Operator(Base):
+    """A person running the game (not a player): argon2 password and a TOTP second factor."""
+
+    __tablename__ = "operators"
+    __table_args__ = (CheckConstraint("role IN ('admin', 'analyst')", name="role"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    email: Mapped[str] = mapped_column(String(254), unique=True)
+    password_hash: Mapped[str] = mapped_column(String(200))
+    # Kept in clear: verifying a TOTP code needs the shared secret itself (RFC 6238).
+    totp_secret: Mapped[str] = mapped_column(String(64))
+    role: Mapped[str] = mapped_column(String(16))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    # The last TOTP time step accepted, so a code cannot be replayed.
+    last_totp_step: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class OperatorSession(Base):
+    """An operator's log-in session; like players', only the token's SHA-256 is kept."""
+
+    __tablename__ = "operator_sessions"
+
+    token_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
+    operator_id: Mapped[int] = mapped_column(ForeignKey("operators.id"), index=True)
+    csrf_token: Mapped[str] = mapped_column(String(64))
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)

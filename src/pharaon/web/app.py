@@ -35,9 +35,11 @@ from pharaon.web.routers import (
     deposits,
     me,
     meta,
+    operator_api,
     players,
     plays,
     prizes,
+    protection,
     sessions,
 )
 from pharaon.web.schemas import ERROR_RESPONSES
@@ -117,7 +119,19 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.read_desk = ReadDesk(reader)
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
-    for module in (plays, sessions, me, deposits, players, prizes, blocks, audit, meta):
+    for module in (
+        plays,
+        sessions,
+        me,
+        deposits,
+        players,
+        prizes,
+        protection,
+        blocks,
+        audit,
+        operator_api,
+        meta,
+    ):
         app.include_router(module.router, prefix=API_PREFIX, responses=ERROR_RESPONSES)
 
     @app.get("/", include_in_schema=False)

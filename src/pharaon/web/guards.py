@@ -27,6 +27,8 @@ CSP_HEADER = (b"content-security-policy", CSP.encode())
 NO_CSP_PATHS = frozenset({"/api/docs", "/api/docs/oauth2-redirect"})
 # The largest body any route takes is a few hundred bytes; 64 KiB leaves room and no more.
 MAX_BODY_BYTES = 64 * 1024
+# But an operator uploads block files (75 MB for 1,000,000 units).
+LARGE_BODY_PATHS = {"/api/v1/operator/blocks": 256 * 1024 * 1024}
 
 
 class SecurityHeaders:
@@ -73,9 +75,10 @@ class BodyLimit:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        limit = LARGE_BODY_PATHS.get(scope["path"], self.max_bytes)
         length = dict(scope["headers"]).get(b"content-length")
-        if length is not None and (not length.isdigit() or int(length) > self.max_bytes):
-            await self._refuse(send)
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await self._refuse(send, limit)
             return
         received = 0
         started = False
@@ -85,8 +88,8 @@ class BodyLimit:
             message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
-                if received > self.max_bytes:
-                    raise BodyTooLargeError(self.max_bytes)
+                if received > limit:
+                    raise BodyTooLargeError(limit)
             return message
 
         async def watching_send(message: Message) -> None:
@@ -98,11 +101,11 @@ class BodyLimit:
             await self.app(scope, counting_receive, watching_send)
         except BodyTooLargeError:
             if not started:
-                await self._refuse(send)
+                await self._refuse(send, limit)
 
-    async def _refuse(self, send: Send) -> None:
+    async def _refuse(self, send: Send, limit: int) -> None:
         body = json.dumps(
-            {"error": "too_large", "detail": f"the body must be at most {self.max_bytes} bytes"}
+            {"error": "too_large", "detail": f"the body must be at most {limit} bytes"}
         ).encode()
         headers: list[Any] = [
             (b"content-type", b"application/json"),

@@ -1,0 +1,128 @@
+"""A player seen from the back office (read-only): found by e-mail, with plays, ledger entries,
+deposit limits and the self-exclusion in force."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import select
+from sqlalchemy.orm import Session
+
+from pharaon.service import limits
+from pharaon.service.errors import NotFoundError
+from pharaon.store.tables import Account, LedgerEntry, LedgerTransaction, Player, PlayRow
+
+_MAX_FOUND = 50
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerLine:
+    player_id: int
+    email: str
+    created_at: datetime
+    balance_cents: int
+    self_excluded_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class PlayLine:
+    play_id: int
+    created_at: datetime
+    block_id: int
+    serial: int
+    stake_cents: int
+    prize_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class LedgerLine:
+    transaction_id: int
+    created_at: datetime
+    kind: str
+    amount_cents: int
+
+
+@dataclass(frozen=True, slots=True)
+class PlayerFile:
+    player: PlayerLine
+    plays: tuple[PlayLine, ...]
+    ledger: tuple[LedgerLine, ...]
+    limits: limits.Limits
+
+
+_PLAYER = select(
+    Player.id,
+    Player.email,
+    Player.created_at,
+    Account.balance_cents,
+    Player.self_excluded_until,
+).join(Account, Account.player_id == Player.id)
+
+
+def _escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+def search(*, session: Session, email: str, now: datetime) -> list[PlayerLine]:
+    """Players whose e-mail contains ``email`` (case-insensitive), at most 50, by e-mail."""
+    pattern = f"%{_escape(email.strip().lower())}%"
+    rows = session.execute(
+        _PLAYER.where(Player.email.like(pattern, escape="\\"))
+        .order_by(Player.email)
+        .limit(_MAX_FOUND)
+    )
+    return [
+        PlayerLine(
+            int(r.id),
+            r.email,
+            r.created_at,
+            int(r.balance_cents),
+            limits.still_excluded(r.self_excluded_until, now),
+        )
+        for r in rows
+    ]
+
+
+def player_file(*, session: Session, player_id: int, now: datetime, last: int = 100) -> PlayerFile:
+    """One player's last ``last`` plays and ledger entries, limits and exclusion in force."""
+    row = session.execute(_PLAYER.where(Player.id == player_id)).first()
+    if row is None:
+        raise NotFoundError(f"no player {player_id}")
+    player = PlayerLine(
+        int(row.id),
+        row.email,
+        row.created_at,
+        int(row.balance_cents),
+        limits.still_excluded(row.self_excluded_until, now),
+    )
+    plays = tuple(
+        PlayLine(
+            int(p.id), p.created_at, int(p.block_id), int(p.serial), p.stake_cents, p.prize_cents
+        )
+        for p in session.execute(
+            select(PlayRow)
+            .where(PlayRow.player_id == player_id)
+            .order_by(PlayRow.id.desc())
+            .limit(last)
+        ).scalars()
+    )
+    ledger = tuple(
+        LedgerLine(int(t_id), created, kind, int(amount))
+        for t_id, created, kind, amount in session.execute(
+            select(
+                LedgerTransaction.id,
+                LedgerTransaction.created_at,
+                LedgerTransaction.kind,
+                LedgerEntry.amount_cents,
+            )
+            .join(LedgerEntry, LedgerEntry.transaction_id == LedgerTransaction.id)
+            .join(Account, Account.id == LedgerEntry.account_id)
+            .where(Account.player_id == player_id)
+            .order_by(LedgerTransaction.id.desc())
+            .limit(last)
+        )
+    )
+    return PlayerFile(
+        player, plays, ledger, limits.get_limits(session=session, player_id=player_id, now=now)
+    )

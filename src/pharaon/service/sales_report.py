@@ -1,0 +1,96 @@
+"""Sales for the back office: per price and per day, stakes, lots won, the realised payout rate
+against the planned one, and the liability (lots still to be won in blocks on sale)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import date, datetime
+
+from sqlalchemy import ColumnElement, func, select
+from sqlalchemy.orm import Session
+
+from pharaon.game.rules import rules
+from pharaon.service import blocks
+from pharaon.store.tables import PlayRow
+
+
+@dataclass(frozen=True, slots=True)
+class SalesLine:
+    """One price on one UTC day; ``payout_bp``: lots won per stakes, in basis points."""
+
+    day: date
+    price_cents: int
+    plays: int
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class SalesReport:
+    lines: tuple[SalesLine, ...]
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None
+    planned_payout_bp: int
+    liability_cents: int
+
+
+def _rate(prizes: int, stakes: int) -> int | None:
+    return prizes * 10_000 // stakes if stakes else None
+
+
+def _day(session: Session) -> ColumnElement[str]:
+    # SQLite keeps naive UTC text (see UTCDateTime); PostgreSQL a timestamptz.
+    if session.get_bind().dialect.name == "postgresql":
+        return func.to_char(func.timezone("UTC", PlayRow.created_at), "YYYY-MM-DD")
+    return func.substr(PlayRow.created_at, 1, 10)
+
+
+def sales_report(
+    *, session: Session, since: datetime | None = None, until: datetime | None = None
+) -> SalesReport:
+    """Plays from ``since`` (inclusive) to ``until`` (exclusive), grouped per day and price."""
+    day = _day(session).label("day")
+    query = (
+        select(
+            day,
+            PlayRow.stake_cents,
+            func.count(),
+            func.sum(PlayRow.stake_cents),
+            func.sum(PlayRow.prize_cents),
+        )
+        .group_by(day, PlayRow.stake_cents)
+        .order_by(day, PlayRow.stake_cents)
+    )
+    if since is not None:
+        query = query.where(PlayRow.created_at >= since)
+    if until is not None:
+        query = query.where(PlayRow.created_at < until)
+    lines = tuple(
+        SalesLine(
+            date.fromisoformat(str(d)),
+            int(price),
+            int(n),
+            int(stakes),
+            int(prizes),
+            _rate(int(prizes), int(stakes)),
+        )
+        for d, price, n, stakes, prizes in session.execute(query)
+    )
+    stakes = sum(line.stakes_cents for line in lines)
+    prizes = sum(line.prizes_cents for line in lines)
+    liability = sum(
+        lot * n
+        for b in blocks.list_blocks(session=session)
+        if b.state in ("loaded", "open")
+        for lot, n in b.remaining_lots
+    )
+    return SalesReport(
+        lines,
+        stakes,
+        prizes,
+        _rate(prizes, stakes),
+        rules().payout_percent * 100,
+        liability,
+    )

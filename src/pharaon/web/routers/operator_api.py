@@ -1,0 +1,338 @@
+"""The back office's API under ``/operator/``: log-in with TOTP, and the blocks (an analyst
+reads, an admin also deactivates)."""
+
+from __future__ import annotations
+
+import secrets
+import tempfile
+from dataclasses import asdict
+from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
+from typing import Annotated
+
+from fastapi import APIRouter, Depends, Query, Request, Response, UploadFile, status
+from pydantic import BaseModel, Field, StrictStr
+
+from pharaon.service import (
+    audit,
+    audit_view,
+    blocks,
+    loading,
+    operators,
+    player_view,
+    sales_report,
+)
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import ForbiddenError, UnauthorizedError
+from pharaon.web.deps import CSRF_HEADER, SessionDep, SettingsDep
+from pharaon.web.schemas import LimitsOut, SessionOut, _In
+
+router = APIRouter(prefix="/operator", tags=["operator"])
+
+OPERATOR_COOKIE = "pharaon_operator"
+OPERATOR_CSRF_COOKIE = "pharaon_operator_csrf"
+_UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+
+class OperatorLoginIn(_In):
+    email: StrictStr = Field(max_length=254)
+    password: StrictStr = Field(max_length=256)
+    totp_code: StrictStr = Field(max_length=16)
+
+
+class OperatorOut(BaseModel):
+    operator_id: int
+    email: str
+    role: str
+
+
+class BlockOut(BaseModel):
+    block_id: int
+    emission: str
+    block_number: int
+    price_cents: int
+    block_size: int
+    is_test: bool
+    state: str
+    sold: int
+    remaining: int
+    remaining_lots: list[tuple[int, int]]
+    deactivation_reason: str | None
+
+
+class DeactivateIn(_In):
+    reason: StrictStr = Field(min_length=1, max_length=500)
+
+
+def current_operator(
+    request: Request, session: SessionDep, settings: SettingsDep
+) -> operators.CurrentOperator:
+    """The operator of the request's bearer token or cookie (with the CSRF header on changes)."""
+    header = request.headers.get("authorization")
+    if header is not None:
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise UnauthorizedError("the Authorization header must be 'Bearer <token>'")
+        csrf = None
+    else:
+        token = request.cookies.get(OPERATOR_COOKIE, "")
+        if not token.strip():
+            raise UnauthorizedError("not logged in as an operator")
+        csrf = request.headers.get(CSRF_HEADER, "") if request.method in _UNSAFE else None
+    current = operators.authenticate(
+        session=session,
+        token=token.strip(),
+        now=utcnow(),
+        idle=timedelta(minutes=settings.session_idle_minutes),
+    )
+    session.commit()
+    if csrf is not None and not (csrf and secrets.compare_digest(csrf, current.csrf_token)):
+        raise ForbiddenError(
+            "a change asked with the cookie must carry the csrf_token", code="csrf"
+        )
+    return current
+
+
+CurrentOperatorDep = Annotated[operators.CurrentOperator, Depends(current_operator)]
+
+
+def admin(current: CurrentOperatorDep) -> operators.CurrentOperator:
+    """The current operator if an admin; 403 for an analyst."""
+    return operators.require_admin(current)
+
+
+AdminDep = Annotated[operators.CurrentOperator, Depends(admin)]
+
+
+@router.post("/sessions")
+def log_in(
+    body: OperatorLoginIn, response: Response, session: SessionDep, settings: SettingsDep
+) -> SessionOut:
+    """Log in with e-mail, password and the authenticator's one-time code."""
+    created = operators.log_in(
+        session=session,
+        email=body.email,
+        password=body.password,
+        totp_code=body.totp_code,
+        now=utcnow(),
+    )
+    session.commit()
+    secure = settings.cookie_secure
+    response.set_cookie(
+        OPERATOR_COOKIE, created.token, httponly=True, samesite="strict", path="/", secure=secure
+    )
+    response.set_cookie(
+        OPERATOR_CSRF_COOKIE, created.csrf_token, samesite="strict", path="/", secure=secure
+    )
+    idle = timedelta(minutes=settings.session_idle_minutes)
+    return SessionOut(
+        token=created.token, csrf_token=created.csrf_token, expires_at=created.created_at + idle
+    )
+
+
+@router.delete("/sessions/current", status_code=status.HTTP_204_NO_CONTENT)
+def log_out(current: CurrentOperatorDep, session: SessionDep) -> Response:
+    """End the operator's session."""
+    operators.log_out(session=session, token_sha256=current.token_sha256)
+    session.commit()
+    response = Response(status_code=status.HTTP_204_NO_CONTENT)
+    response.delete_cookie(OPERATOR_COOKIE, path="/", samesite="strict", httponly=True)
+    response.delete_cookie(OPERATOR_CSRF_COOKIE, path="/", samesite="strict")
+    return response
+
+
+@router.get("/me")
+def me(current: CurrentOperatorDep) -> OperatorOut:
+    """Who is logged in, and their role."""
+    return OperatorOut(operator_id=current.operator_id, email=current.email, role=current.role)
+
+
+@router.get("/blocks")
+def list_blocks(_current: CurrentOperatorDep, session: SessionDep) -> list[BlockOut]:
+    """Every block: state, sold and remaining units, remaining lots by amount."""
+    return [
+        BlockOut(
+            block_id=b.block_id,
+            emission=b.emission,
+            block_number=b.block_number,
+            price_cents=b.price_cents,
+            block_size=b.block_size,
+            is_test=b.is_test,
+            state=b.state,
+            sold=b.sold,
+            remaining=b.block_size - b.sold,
+            remaining_lots=[(lot, n) for lot, n in b.remaining_lots],
+            deactivation_reason=b.deactivation_reason,
+        )
+        for b in blocks.list_blocks(session=session)
+    ]
+
+
+@router.post("/blocks/{block_id}/deactivate", status_code=status.HTTP_204_NO_CONTENT)
+def deactivate(block_id: int, body: DeactivateIn, current: AdminDep, session: SessionDep) -> None:
+    """Stop a block's sales, with the reason, in the audit log under the admin's name."""
+    blocks.deactivate(
+        session=session, block_id=block_id, reason=body.reason, actor=current.actor, now=utcnow()
+    )
+
+
+class SalesLineOut(BaseModel):
+    day: date
+    price_cents: int
+    plays: int
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None
+
+
+class SalesOut(BaseModel):
+    lines: list[SalesLineOut]
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None = Field(description="Lots won per stakes, in basis points (7000: 70 %).")
+    planned_payout_bp: int
+    liability_cents: int = Field(description="Lots still to be won in blocks loaded or on sale.")
+
+
+@router.get("/sales")
+def sales(
+    _current: CurrentOperatorDep,
+    session: SessionDep,
+    since: date | None = None,
+    until: date | None = None,
+) -> SalesOut:
+    """Sales per UTC day and price from ``since`` to ``until`` (both included)."""
+    start = datetime.combine(since, time(), UTC) if since else None
+    end = datetime.combine(until, time(), UTC) + timedelta(days=1) if until else None
+    report = sales_report.sales_report(session=session, since=start, until=end)
+    return SalesOut(
+        lines=[SalesLineOut(**asdict(line)) for line in report.lines],
+        stakes_cents=report.stakes_cents,
+        prizes_cents=report.prizes_cents,
+        payout_bp=report.payout_bp,
+        planned_payout_bp=report.planned_payout_bp,
+        liability_cents=report.liability_cents,
+    )
+
+
+class AuditLineOut(BaseModel):
+    seq: int
+    created_at: datetime
+    kind: str
+    actor: str
+    payload: str
+    sha256: str
+
+
+class AuditPageOut(BaseModel):
+    total: int
+    lines: list[AuditLineOut]
+
+
+class AuditCheckOut(BaseModel):
+    ok: bool
+    checks: list[tuple[str, bool, str]]
+
+
+@router.get("/audit")
+def audit_log(
+    _current: CurrentOperatorDep,
+    session: SessionDep,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+    kind: Annotated[str | None, Query(max_length=32)] = None,
+    actor: Annotated[str | None, Query(max_length=80)] = None,
+) -> AuditPageOut:
+    """The audit log, newest first, paged and filtered by kind and actor."""
+    page = audit_view.audit_page(
+        session=session, offset=offset, limit=limit, kind=kind, actor=actor
+    )
+    return AuditPageOut(total=page.total, lines=[AuditLineOut(**asdict(x)) for x in page.lines])
+
+
+@router.post("/audit/check")
+def audit_check(_current: CurrentOperatorDep, session: SessionDep) -> AuditCheckOut:
+    """The same checks as ``pharaon audit``: ledger, units, block sizes, the audit chain."""
+    report = audit.run_audit(session=session)
+    return AuditCheckOut(ok=report.ok, checks=list(report.checks))
+
+
+class PlayerLineOut(BaseModel):
+    player_id: int
+    email: str
+    created_at: datetime
+    balance_cents: int
+    self_excluded_until: datetime | None
+
+
+class PlayLineOut(BaseModel):
+    play_id: int
+    created_at: datetime
+    block_id: int
+    serial: int
+    stake_cents: int
+    prize_cents: int
+
+
+class LedgerLineOut(BaseModel):
+    transaction_id: int
+    created_at: datetime
+    kind: str
+    amount_cents: int
+
+
+class PlayerFileOut(BaseModel):
+    player: PlayerLineOut
+    plays: list[PlayLineOut]
+    ledger: list[LedgerLineOut]
+    limits: LimitsOut
+
+
+@router.get("/players")
+def search_players(
+    _current: CurrentOperatorDep,
+    session: SessionDep,
+    email: Annotated[str, Query(min_length=1, max_length=254)],
+) -> list[PlayerLineOut]:
+    """Players whose e-mail contains ``email`` (at most 50)."""
+    found = player_view.search(session=session, email=email, now=utcnow())
+    return [PlayerLineOut(**asdict(p)) for p in found]
+
+
+@router.get("/players/{player_id}")
+def player_file(player_id: int, _current: CurrentOperatorDep, session: SessionDep) -> PlayerFileOut:
+    """A player's last plays and ledger entries, deposit limits and self-exclusion in force."""
+    found = player_view.player_file(session=session, player_id=player_id, now=utcnow())
+    return PlayerFileOut(
+        player=PlayerLineOut(**asdict(found.player)),
+        plays=[PlayLineOut(**asdict(p)) for p in found.plays],
+        ledger=[LedgerLineOut(**asdict(x)) for x in found.ledger],
+        limits=LimitsOut.of(found.limits),
+    )
+
+
+class LoadedOut(BaseModel):
+    block_id: int
+
+
+_CHUNK = 1 << 20
+
+
+@router.post("/blocks", status_code=status.HTTP_201_CREATED)
+def load_block(
+    file: UploadFile, current: AdminDep, session: SessionDep, settings: SettingsDep
+) -> LoadedOut:
+    """Upload a block file: verified (manifest, Merkle root, prizes) before it is loaded."""
+    with tempfile.TemporaryDirectory(prefix="pharaon-upload-") as folder:
+        path = Path(folder) / "block.parquet"
+        with path.open("wb") as out:
+            while chunk := file.file.read(_CHUNK):
+                out.write(chunk)
+        block_id = loading.load_block_file(
+            session=session,
+            path=path,
+            allow_test=settings.allow_test_blocks,
+            actor=current.actor,
+            now=utcnow(),
+        )
+    return LoadedOut(block_id=block_id)

@@ -1,0 +1,132 @@
+"""Operators: argon2 passwords, TOTP (RFC 6238) log-in, sessions and roles, on both databases."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import pyotp
+import pytest
+from sqlalchemy import Engine, select
+from sqlalchemy.orm import Session
+
+from pharaon.service import operators
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import (
+    EmailTakenError,
+    ForbiddenError,
+    InvalidError,
+    NotFoundError,
+    UnauthorizedError,
+)
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import AuditRecord, Operator, OperatorSession
+
+PASSWORD = "a long admin password"
+
+
+def _add(session: Session, email: str, role: str, now: datetime) -> operators.NewOperator:
+    created = operators.add(
+        session=session, email=email, password=PASSWORD, role=role, actor="test", now=now
+    )
+    session.commit()
+    return created
+
+
+def _code(secret: str, at: datetime) -> str:
+    return pyotp.TOTP(secret).at(at)
+
+
+def test_add_stores_a_hash_and_the_secret_and_audits(engine: Engine) -> None:
+    now = utcnow()
+    with make_sessionmaker(engine)() as session:
+        created = _add(session, " Admin@Example.org", "admin", now)
+        assert created.email == "admin@example.org"
+        assert created.provisioning_uri.startswith("otpauth://totp/")
+        assert created.totp_secret in created.provisioning_uri
+        row = session.execute(select(Operator)).scalar_one()
+        assert row.password_hash.startswith("$argon2id$")
+        assert PASSWORD not in row.password_hash
+        assert row.totp_secret == created.totp_secret
+        record = session.execute(
+            select(AuditRecord).where(AuditRecord.kind == "operator_added")
+        ).scalar_one()
+        assert record.actor == "test"
+        assert PASSWORD not in record.payload
+        assert created.totp_secret not in record.payload
+        with pytest.raises(EmailTakenError):
+            _add(session, "admin@example.org", "analyst", now)
+        session.rollback()
+        with pytest.raises(InvalidError):
+            _add(session, "other@example.org", "owner", now)
+        with pytest.raises(InvalidError):
+            operators.add(
+                session=session,
+                email="short@example.org",
+                password="short",
+                role="admin",
+                actor="test",
+                now=now,
+            )
+
+
+def test_log_in_needs_password_and_a_fresh_totp_code(engine: Engine) -> None:
+    now = utcnow()
+    with make_sessionmaker(engine)() as session:
+        created = _add(session, "admin@example.org", "admin", now)
+        good = _code(created.totp_secret, now)
+        for email, password, code in [
+            ("admin@example.org", "wrong password!", good),
+            ("nobody@example.org", PASSWORD, good),
+            ("admin@example.org", PASSWORD, "000000" if good != "000000" else "111111"),
+            ("admin@example.org", PASSWORD, _code(created.totp_secret, now - timedelta(minutes=5))),
+            ("admin@example.org", PASSWORD, "12ab56"),
+        ]:
+            with pytest.raises(UnauthorizedError):
+                operators.log_in(
+                    session=session, email=email, password=password, totp_code=code, now=now
+                )
+            session.rollback()
+        new = operators.log_in(
+            session=session, email="admin@example.org", password=PASSWORD, totp_code=good, now=now
+        )
+        session.commit()
+        # The same code cannot be used twice (replay).
+        with pytest.raises(UnauthorizedError):
+            operators.log_in(
+                session=session,
+                email="admin@example.org",
+                password=PASSWORD,
+                totp_code=good,
+                now=now,
+            )
+        session.rollback()
+        stored = session.execute(select(OperatorSession.token_sha256)).scalar_one()
+        assert stored != new.token
+        assert len(stored) == 64
+        current = operators.authenticate(session=session, token=new.token, now=now)
+        session.commit()
+        assert (current.email, current.role, current.actor) == (
+            "admin@example.org",
+            "admin",
+            "operator:admin@example.org",
+        )
+        assert operators.require_admin(current) is current
+        with pytest.raises(UnauthorizedError):
+            operators.authenticate(session=session, token="not a token", now=now)
+        with pytest.raises(UnauthorizedError):
+            operators.authenticate(session=session, token=new.token, now=now + timedelta(hours=1))
+        session.commit()
+        with pytest.raises(UnauthorizedError):
+            operators.authenticate(session=session, token=new.token, now=now)
+
+
+def test_an_analyst_may_not_act(engine: Engine) -> None:
+    now = utcnow()
+    with make_sessionmaker(engine)() as session:
+        _add(session, "analyst@example.org", "analyst", now)
+        current = operators.by_email(session=session, email="analyst@example.org")
+        assert current.role == "analyst"
+        with pytest.raises(ForbiddenError):
+            operators.require_admin(current)
+        with pytest.raises(NotFoundError):
+            operators.by_email(session=session, email="ghost@example.org")

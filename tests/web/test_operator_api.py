@@ -1,0 +1,165 @@
+"""The back office's API: log-in with TOTP, blocks listed, an analyst refused (403) where an
+admin deactivates; on both databases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyotp
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, select
+
+from pharaon.pool.blockfile import write_block
+from pharaon.service import operators
+from pharaon.service.clock import utcnow
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import AuditRecord
+from tests.conftest import BlockLoader, Player, make_block
+
+PASSWORD = "a long operator password"
+
+
+def _operator(engine: Engine, email: str, role: str) -> str:
+    with make_sessionmaker(engine)() as session:
+        created = operators.add(
+            session=session, email=email, password=PASSWORD, role=role, actor="test", now=utcnow()
+        )
+        session.commit()
+    return created.totp_secret
+
+
+def _log_in(client: TestClient, email: str, secret: str) -> dict[str, str]:
+    response = client.post(
+        "/api/v1/operator/sessions",
+        json={"email": email, "password": PASSWORD, "totp_code": pyotp.TOTP(secret).now()},
+    )
+    assert response.status_code == 200, response.text
+    client.cookies.clear()
+    return {"Authorization": f"Bearer {response.json()['token']}"}
+
+
+def test_roles_and_totp(client: TestClient, engine: Engine, load: BlockLoader) -> None:
+    block_id = load(100, size=30)
+    admin_secret = _operator(engine, "boss@example.org", "admin")
+    analyst_secret = _operator(engine, "eve@example.org", "analyst")
+
+    assert client.get("/api/v1/operator/blocks").status_code == 401
+    bad = client.post(
+        "/api/v1/operator/sessions",
+        json={"email": "boss@example.org", "password": PASSWORD, "totp_code": "12345"},
+    )
+    assert bad.status_code == 401
+    assert "token" not in bad.json()
+
+    analyst = _log_in(client, "eve@example.org", analyst_secret)
+    me = client.get("/api/v1/operator/me", headers=analyst).json()
+    assert me["role"] == "analyst"
+    listed = client.get("/api/v1/operator/blocks", headers=analyst).json()
+    assert [(b["block_id"], b["sold"], b["remaining"]) for b in listed] == [(block_id, 0, 30)]
+    refused = client.post(
+        f"/api/v1/operator/blocks/{block_id}/deactivate", json={"reason": "x"}, headers=analyst
+    )
+    assert refused.status_code == 403
+
+    admin = _log_in(client, "boss@example.org", admin_secret)
+    done = client.post(
+        f"/api/v1/operator/blocks/{block_id}/deactivate",
+        json={"reason": "withdrawn"},
+        headers=admin,
+    )
+    assert done.status_code == 204, done.text
+    listed = client.get("/api/v1/operator/blocks", headers=admin).json()
+    assert listed[0]["state"] == "deactivated"
+    with make_sessionmaker(engine)() as session:
+        actor = session.execute(
+            select(AuditRecord.actor).where(AuditRecord.kind == "block_deactivated")
+        ).scalar_one()
+    assert actor == "operator:boss@example.org"
+    assert client.delete("/api/v1/operator/sessions/current", headers=admin).status_code == 204
+    assert client.get("/api/v1/operator/me", headers=admin).status_code == 401
+
+
+def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
+    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    load(100, size=30)
+    load(200, size=30, number=2)
+    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    before = client.get("/api/v1/operator/sales", headers=analyst).json()
+    assert (before["stakes_cents"], before["prizes_cents"], before["payout_bp"]) == (0, 0, None)
+    assert before["planned_payout_bp"] == 7000
+    liability_before = before["liability_cents"]
+    assert liability_before > 0
+
+    player.deposit(10_000)
+    won = 0
+    for stake in (100, 100, 200):
+        r = player.play(stake)
+        assert r.status_code == 201, r.text
+        won += int(r.json()["prize_cents"])
+    after = client.get("/api/v1/operator/sales", headers=analyst).json()
+    assert after["stakes_cents"] == 400
+    assert after["prizes_cents"] == won
+    assert after["payout_bp"] == won * 10_000 // 400
+    assert after["liability_cents"] == liability_before - won
+    today = utcnow().date().isoformat()
+    assert [(x["day"], x["price_cents"], x["plays"]) for x in after["lines"]] == [
+        (today, 100, 2),
+        (today, 200, 1),
+    ]
+    none = client.get("/api/v1/operator/sales", params={"until": "2000-01-01"}, headers=analyst)
+    assert none.json()["lines"] == []
+    assert client.get(
+        "/api/v1/operator/sales", params={"since": "yesterday"}, headers=analyst
+    ).status_code in (400, 422)
+
+    page = client.get("/api/v1/operator/audit", params={"limit": 2}, headers=analyst).json()
+    assert len(page["lines"]) == 2
+    assert page["total"] > 2
+    seqs = [x["seq"] for x in page["lines"]]
+    assert seqs == sorted(seqs, reverse=True)
+    added = client.get(
+        "/api/v1/operator/audit", params={"kind": "operator_added"}, headers=analyst
+    ).json()
+    assert added["total"] == 1
+    assert added["lines"][0]["actor"] == "test"
+    check = client.post("/api/v1/operator/audit/check", headers=analyst).json()
+    assert check["ok"] is True
+    assert any(name == "audit chain intact" and ok for name, ok, _ in check["checks"])
+
+
+def test_upload_a_block_and_read_a_player(
+    client: TestClient, engine: Engine, player: Player, tmp_path: Path
+) -> None:
+    admin = _log_in(client, "boss@example.org", _operator(engine, "boss@example.org", "admin"))
+    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    path = tmp_path / "b.parquet"
+    write_block(make_block(100, size=30, number=7), path)
+
+    def upload(headers: dict[str, str], content: bytes) -> Any:
+        files = {"file": ("b.parquet", content, "application/octet-stream")}
+        return client.post("/api/v1/operator/blocks", files=files, headers=headers)
+
+    assert upload(analyst, path.read_bytes()).status_code == 403
+    refused = upload(admin, b"not a block file")
+    assert refused.status_code == 409
+    assert refused.json()["error"] == "block_refused"
+    assert client.get("/api/v1/operator/blocks", headers=analyst).json() == []
+    loaded = upload(admin, path.read_bytes())
+    assert loaded.status_code == 201, loaded.text
+    assert upload(admin, path.read_bytes()).status_code == 409
+
+    player.deposit(500)
+    assert player.play(100).status_code == 201
+    found = client.get("/api/v1/operator/players", params={"email": "ANA@"}, headers=analyst)
+    assert [p["player_id"] for p in found.json()] == [player.player_id]
+    assert (
+        client.get("/api/v1/operator/players", params={"email": "%"}, headers=analyst).json() == []
+    )
+    folder = client.get(f"/api/v1/operator/players/{player.player_id}", headers=analyst).json()
+    assert folder["player"]["balance_cents"] == player.balance()
+    assert len(folder["plays"]) == 1
+    assert sum(x["amount_cents"] for x in folder["ledger"]) == folder["player"]["balance_cents"]
+    assert folder["limits"]["daily_cents"] is None
+    assert client.get("/api/v1/operator/players/99999", headers=analyst).status_code == 404

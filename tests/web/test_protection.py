@@ -1,0 +1,97 @@
+"""The player's protection: cool-off (24 h to 7 days) and password change, each an audit
+record; on both databases."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, select
+
+from pharaon.service.clock import utcnow
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import Account, AuditRecord
+from tests.conftest import BlockLoader, Player
+
+
+def _records(engine: Engine, kind: str) -> list[str]:
+    with make_sessionmaker(engine)() as session:
+        return list(
+            session.execute(select(AuditRecord.actor).where(AuditRecord.kind == kind)).scalars()
+        )
+
+
+def test_cool_off_stops_play_and_deposits(
+    engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    load(100, size=30)
+    player.deposit(500)
+    for hours in (23, 169, "24"):
+        assert player.post("/me/cool-off", {"hours": hours}).status_code == 422
+    before = utcnow()
+    r = player.post("/me/cool-off", {"hours": 48})
+    assert r.status_code == 200, r.text
+    until = datetime.fromisoformat(r.json()["until"])
+    assert before + timedelta(hours=48) <= until <= utcnow() + timedelta(hours=48)
+    assert player.play(100).status_code == 403
+    r = player.post("/deposits", {"amount_cents": 100}, key="after")
+    assert r.status_code == 403
+    assert _records(engine, "cool_off") == [f"player:{player.player_id}"]
+
+
+def test_password_change_ends_other_sessions(
+    client: TestClient, engine: Engine, player: Player
+) -> None:
+    other = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": player.password}
+    ).json()["token"]
+    client.cookies.clear()
+    wrong = player.put("/me/password", {"current_password": "nope nope", "new_password": "x" * 12})
+    assert wrong.status_code == 403  # not 401: the session itself is fine
+    short = player.put(
+        "/me/password", {"current_password": player.password, "new_password": "short"}
+    )
+    assert short.status_code == 422
+    done = player.put(
+        "/me/password", {"current_password": player.password, "new_password": "a new passphrase"}
+    )
+    assert done.status_code == 204, done.text
+    assert player.get("/me").status_code == 200
+    assert client.get("/api/v1/me", headers={"Authorization": f"Bearer {other}"}).status_code == 401
+    old = client.post("/api/v1/sessions", json={"email": player.email, "password": player.password})
+    assert old.status_code == 401
+    new = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": "a new passphrase"}
+    )
+    assert new.status_code == 200
+    assert _records(engine, "password_changed") == [f"player:{player.player_id}"]
+
+
+def test_limit_and_exclusion_changes_are_audited(engine: Engine, player: Player) -> None:
+    r = player.put("/me/limits", {"daily_cents": 1_000, "weekly_cents": None, "monthly_cents": 0})
+    assert r.status_code == 200, r.text
+    with make_sessionmaker(engine)() as session:
+        payload = session.execute(
+            select(AuditRecord.payload).where(AuditRecord.kind == "deposit_limits")
+        ).scalar_one()
+    assert '"daily_cents":1000' in payload
+    assert '"monthly_cents":0' in payload
+    assert player.post("/me/self-exclusion", {"days": 30}).status_code == 200
+    assert _records(engine, "self_exclusion") == [f"player:{player.player_id}"]
+
+
+def test_account_closure(client: TestClient, engine: Engine, player: Player) -> None:
+    player.deposit(700)
+    assert player.post("/me/closure", {"password": "wrong one!"}).status_code == 403
+    assert player.post("/me/closure", {"password": player.password}).status_code == 204
+    assert player.get("/me").status_code == 401
+    again = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": player.password}
+    )
+    assert again.status_code == 401
+    assert _records(engine, "account_closed") == [f"player:{player.player_id}"]
+    with make_sessionmaker(engine)() as session:
+        balance = session.execute(
+            select(Account.balance_cents).where(Account.player_id == player.player_id)
+        ).scalar_one()
+    assert balance == 700
