@@ -179,13 +179,7 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
     """Exclude the player for ``days`` (1..3650); an exclusion is never shortened."""
     if not 1 <= days <= MAX_EXCLUSION_DAYS:
         raise InvalidError(f"days must be 1..{MAX_EXCLUSION_DAYS}, got {days}")
-    current = session.execute(
-        select(Player.self_excluded_until).where(Player.id == player_id)
-    ).scalar_one()
-    until = now + timedelta(days=days)
-    if current is not None and current > until:
-        until = current
-    session.execute(update(Player).where(Player.id == player_id).values(self_excluded_until=until))
+    until = exclude_until(session=session, player_id=player_id, until=now + timedelta(days=days))
     audit.append(
         session,
         kind="self_exclusion",
@@ -194,6 +188,18 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
         now=now,
     )
     session.commit()
+    return until
+
+
+def exclude_until(*, session: Session, player_id: int, until: datetime) -> datetime:
+    """Keep the player from playing and depositing until ``until``, or later if a pause
+    already in force ends later (a pause is never shortened); returns the end in force."""
+    current = session.execute(
+        select(Player.self_excluded_until).where(Player.id == player_id)
+    ).scalar_one()
+    if current is not None and current > until:
+        until = current
+    session.execute(update(Player).where(Player.id == player_id).values(self_excluded_until=until))
     return until
 
 

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import accounts, audit
+from pharaon.service import accounts, audit, limits
 from pharaon.service.errors import ForbiddenError, InvalidError
 from pharaon.store.tables import Player, SessionRow
 
@@ -24,13 +24,9 @@ def cool_off(*, session: Session, player_id: int, hours: int, now: datetime) -> 
     low, high = COOL_OFF_HOURS
     if not low <= hours <= high:
         raise InvalidError(f"a cool-off lasts {low} to {high} hours, got {hours}")
-    current = session.execute(
-        select(Player.self_excluded_until).where(Player.id == player_id)
-    ).scalar_one()
-    until = now + timedelta(hours=hours)
-    if current is not None and current > until:
-        until = current
-    session.execute(update(Player).where(Player.id == player_id).values(self_excluded_until=until))
+    until = limits.exclude_until(
+        session=session, player_id=player_id, until=now + timedelta(hours=hours)
+    )
     audit.append(
         session,
         kind="cool_off",
