@@ -9,8 +9,9 @@ from typing import TYPE_CHECKING, Annotated
 import typer
 
 from pharaon.cli.app import app, fail
+from pharaon.cli.database import DatabaseUrl, session_for, settings_for
 
-# The server's layers are imported by the commands (see cli/ops.py): `pharaon verify` starts lean.
+# The server's layers are imported by the commands (cli/database.py): the CLI starts lean.
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
@@ -59,21 +60,16 @@ def operators_add(
     email: Annotated[str, typer.Argument(help="The operator's e-mail (their log-in name).")],
     role: Annotated[str, typer.Option("--role", help="admin (reads and acts) or analyst (reads).")],
     as_email: AsOperator = None,
-    database_url: Annotated[
-        str | None,
-        typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
-    ] = None,
+    database_url: DatabaseUrl = None,
 ) -> None:
     """Add an operator; the password is asked (never in argv) and the TOTP secret shown once."""
-    from pharaon.cli.ops import _engine, _settings
     from pharaon.service import operators
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
-    from pharaon.store.engine import make_sessionmaker
 
     password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
-    settings = _settings(database_url)
-    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+    settings = settings_for(database_url)
+    with session_for(settings) as session:
         actor = acting(session, as_email, admin=True)
         try:
             created = operators.add(
@@ -100,23 +96,18 @@ def export_sales(
     until: Annotated[datetime, typer.Option("--to", formats=["%Y-%m-%d"], help="Last day.")],
     out: Annotated[Path, typer.Option("--out", help="An empty or new folder for the files.")],
     as_email: AsOperator = None,
-    database_url: Annotated[
-        str | None,
-        typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
-    ] = None,
+    database_url: DatabaseUrl = None,
 ) -> None:
     """Plays, ledger entries and audit records of the days (UTC) as CSV and Parquet, with a
     manifest of SHA-256 per file; for the regulator."""
-    from pharaon.cli.ops import _engine, _settings
     from pharaon.service import audit, exports
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
-    from pharaon.store.engine import make_sessionmaker
 
     start = since.replace(tzinfo=UTC)
     end = until.replace(tzinfo=UTC) + timedelta(days=1)
-    settings = _settings(database_url)
-    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
+    settings = settings_for(database_url)
+    with session_for(settings) as session:
         actor = acting(session, as_email, admin=False)
         try:
             done = exports.export_period(session=session, since=start, until=end, out=out)

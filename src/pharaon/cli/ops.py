@@ -5,8 +5,6 @@ from __future__ import annotations
 import json
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
@@ -16,6 +14,7 @@ from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedCo
 from rich.table import Table
 
 from pharaon.cli.app import app, fail
+from pharaon.cli.database import DatabaseUrl, engine_for, session_for, settings_for
 from pharaon.cli.operators import AsOperator, acting
 from pharaon.game.money import format_cents
 
@@ -23,7 +22,6 @@ from pharaon.game.money import format_cents
 # that `pharaon verify` and the other block commands start without them.
 if TYPE_CHECKING:
     from sqlalchemy import Engine
-    from sqlalchemy.orm import Session
 
     from pharaon.store.settings import Settings
 
@@ -31,52 +29,6 @@ db_app = typer.Typer(help="The database: schema migrations.", no_args_is_help=Tr
 blocks_app = typer.Typer(help="Blocks of game units: load, list, deactivate.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 app.add_typer(blocks_app, name="blocks")
-
-DatabaseUrl = Annotated[
-    str | None,
-    typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
-]
-
-
-def _settings(database_url: str | None) -> Settings:
-    from pharaon.store.settings import Settings
-
-    settings = Settings()
-    if database_url:
-        settings = settings.model_copy(update={"database_url": database_url})
-    return settings
-
-
-@contextmanager
-def _engine(settings: Settings, *, migrate: bool = False) -> Iterator[Engine]:
-    from sqlalchemy.exc import SQLAlchemyError
-
-    from pharaon.store.engine import DatabaseUrlError, make_engine
-    from pharaon.store.migrate import is_current, upgrade
-
-    try:
-        engine = make_engine(settings.database_url)
-    except DatabaseUrlError as exc:
-        fail(str(exc))
-    try:
-        if migrate:
-            upgrade(engine)
-        elif not is_current(engine):
-            fail("the database schema is not current: run `pharaon db upgrade` first")
-        yield engine
-    except SQLAlchemyError as exc:
-        fail(f"database error: {str(exc).splitlines()[0]}")
-    finally:
-        engine.dispose()
-
-
-@contextmanager
-def _session(settings: Settings) -> Iterator[Session]:
-    """A session on a database whose schema is current; the caller commits."""
-    from pharaon.store.engine import make_sessionmaker
-
-    with _engine(settings) as engine, make_sessionmaker(engine)() as session:
-        yield session
 
 
 class _Bar:
@@ -108,8 +60,8 @@ def _progress() -> Progress:
 @db_app.command("upgrade")
 def db_upgrade(database_url: DatabaseUrl = None) -> None:
     """Create or migrate the database schema to the newest revision."""
-    settings = _settings(database_url)
-    with _engine(settings, migrate=True):
+    settings = settings_for(database_url)
+    with engine_for(settings, migrate=True):
         typer.echo("database schema is current")
 
 
@@ -124,8 +76,8 @@ def blocks_load(
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
 
-    settings = _settings(database_url)
-    with _session(settings) as session, _progress() as bar:
+    settings = settings_for(database_url)
+    with session_for(settings) as session, _progress() as bar:
         actor = acting(session, as_email, admin=True)
         try:
             block_id = loading.load_block_file(
@@ -146,8 +98,8 @@ def blocks_list(database_url: DatabaseUrl = None) -> None:
     """The blocks: state, units sold, remaining lots by amount."""
     from pharaon.service import blocks
 
-    settings = _settings(database_url)
-    with _session(settings) as session:
+    settings = settings_for(database_url)
+    with session_for(settings) as session:
         found = blocks.list_blocks(session=session)
     table = Table("id", "block", "price", "state", "sold", "remaining lots")
     for b in found:
@@ -177,8 +129,8 @@ def blocks_deactivate(
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
 
-    settings = _settings(database_url)
-    with _session(settings) as session:
+    settings = settings_for(database_url)
+    with session_for(settings) as session:
         actor = acting(session, as_email, admin=True)
         try:
             blocks.deactivate(
@@ -223,9 +175,9 @@ def audit_command(
     audit chain (which must pass through every checkpoint)."""
     from pharaon.service import audit
 
-    settings = _settings(database_url)
+    settings = settings_for(database_url)
     published = [] if checkpoints is None else _published(checkpoints)
-    with _session(settings) as session:
+    with session_for(settings) as session:
         if head:
             seq, digest = audit.head(session)
             typer.echo(f"audit chain head: seq {seq} sha256 {digest}")
@@ -305,8 +257,8 @@ def serve(  # noqa: PLR0917 (Typer passes its options by name)
     ] = "",
 ) -> None:
     """Migrate the database, load blocks on a first start, and serve the API and the page."""
-    settings = _settings(database_url)
-    with _engine(settings, migrate=True) as engine:
+    settings = settings_for(database_url)
+    with engine_for(settings, migrate=True) as engine:
         if first_start:
             _first_start(engine, settings)
     # Replace this process by the server (pharaon.web.serve): the workers start lean (no
