@@ -34,6 +34,9 @@ class Settings(BaseSettings):
     cookie_secure: bool = False
     # Seconds a client has to send a request's headers before it is disconnected (slowloris).
     header_timeout_seconds: float = 10.0
+    # Seconds a client has to send a request's body once it is being read (slow bodies; a
+    # block file's upload has 600).
+    body_timeout_seconds: float = 30.0
     # Failed log-ins from one address, across accounts, before it is locked out for a while.
     lockout_address_failures: int = 20
     # Database connections per worker for the routes' threads (each holds one), besides those

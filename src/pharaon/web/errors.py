@@ -38,6 +38,7 @@ _HTTP_CODES = {
     403: "forbidden",
     404: "not_found",
     405: "method_not_allowed",
+    408: "too_slow",
     409: "conflict",
     413: "too_large",
     422: "validation_error",

@@ -1,8 +1,9 @@
 """ASGI middlewares that guard every answer and request: security headers, and a cap on the
-size of request bodies (413 before a body is read whole)."""
+size of request bodies (413 before a body is read whole) and on the time to send them (408)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -27,8 +28,8 @@ CSP_HEADER = (b"content-security-policy", CSP.encode())
 NO_CSP_PATHS = frozenset({"/api/docs", "/api/docs/oauth2-redirect"})
 # The largest body any route takes is a few hundred bytes; 64 KiB leaves room and no more.
 MAX_BODY_BYTES = 64 * 1024
-# But an operator uploads block files (75 MB for 1,000,000 units).
-LARGE_BODY_PATHS = {"/api/v1/operator/blocks": 256 * 1024 * 1024}
+# But an operator uploads block files (75 MB for 1,000,000 units): more bytes, more time.
+LARGE_BODY_PATHS = {"/api/v1/operator/blocks": (256 * 1024 * 1024, 600.0)}
 
 
 class SecurityHeaders:
@@ -63,33 +64,53 @@ class BodyTooLargeError(HTTPException):
         super().__init__(413, f"the body must be at most {max_bytes} bytes")
 
 
+class BodyTooSlowError(HTTPException):
+    """Raised from ``receive`` when a body is not all in by its deadline (408, ``too_slow``)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__(408, f"the body must be sent within {seconds:g} seconds")
+
+
 class BodyLimit:
     """Refuses a request whose body is over ``max_bytes`` with 413 and the error shape: at
-    once when its Content-Length says so, else as soon as the bytes received pass it."""
+    once when its Content-Length says so, else as soon as the bytes received pass it; and one
+    whose body is not all in ``seconds`` after the route starts reading it with 408 (a client
+    sending a byte a second holds no more than that)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp, *, seconds: float, max_bytes: int = MAX_BODY_BYTES) -> None:
         self.app = app
         self.max_bytes = max_bytes
+        self.seconds = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit = LARGE_BODY_PATHS.get(scope["path"], self.max_bytes)
+        limit, seconds = LARGE_BODY_PATHS.get(scope["path"], (self.max_bytes, self.seconds))
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            await self._refuse(send, limit)
+            await self._refuse(send, 413, "too_large", f"the body must be at most {limit} bytes")
             return
         received = 0
+        deadline: float | None = None
+        body_done = False
         started = False
 
         async def counting_receive() -> Message:
-            nonlocal received
-            message = await receive()
+            nonlocal received, deadline, body_done
+            if body_done:  # later reads only wait for a disconnection: no deadline
+                return await receive()
+            loop = asyncio.get_running_loop()
+            deadline = deadline or loop.time() + seconds
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
+            except TimeoutError:
+                raise BodyTooSlowError(seconds) from None
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
                     raise BodyTooLargeError(limit)
+                body_done = not message.get("more_body", False)
             return message
 
         async def watching_send(message: Message) -> None:
@@ -99,18 +120,19 @@ class BodyLimit:
 
         try:
             await self.app(scope, counting_receive, watching_send)
-        except BodyTooLargeError:
+        except BodyTooLargeError as exc:
             if not started:
-                await self._refuse(send, limit)
+                await self._refuse(send, 413, "too_large", exc.detail)
+        except BodyTooSlowError as exc:
+            if not started:
+                await self._refuse(send, 408, "too_slow", exc.detail)
 
-    async def _refuse(self, send: Send, limit: int) -> None:
-        body = json.dumps(
-            {"error": "too_large", "detail": f"the body must be at most {limit} bytes"}
-        ).encode()
+    async def _refuse(self, send: Send, status: int, code: str, detail: str) -> None:
+        body = json.dumps({"error": code, "detail": detail}).encode()
         headers: list[Any] = [
             (b"content-type", b"application/json"),
             (b"content-length", str(len(body)).encode()),
             (b"connection", b"close"),
         ]
-        await send({"type": "http.response.start", "status": 413, "headers": headers})
+        await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
