@@ -1,6 +1,7 @@
 """SQLite's disk failing under a real server: the database on a small tmpfs that fills up, and
-on one made read-only. Purchases are refused with 503 and the error shape, nothing is torn,
-and once space (or writing) returns the same keys buy and the audit is clean."""
+on an ext4 filesystem that a disk error makes read-only under the running server. Purchases
+are refused with 503 and the error shape, nothing is torn, and once space (or writing)
+returns the same keys buy and the audit is clean."""
 
 from __future__ import annotations
 
@@ -57,9 +58,8 @@ def disk() -> Iterator[Path]:
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture
-def served(disk: Path, tmp_path: Path) -> Iterator[tuple[Engine, LiveServer]]:
-    url = f"sqlite:///{disk / 'pharaon.db'}"
+def _database(url: str) -> Engine:
+    """A migrated database at ``url`` with a test block of 200 units at 1 €."""
     engine = make_engine(url)
     upgrade(engine)
     with make_sessionmaker(engine)() as session:
@@ -70,6 +70,13 @@ def served(disk: Path, tmp_path: Path) -> Iterator[tuple[Engine, LiveServer]]:
             actor="t",
             now=utcnow(),
         )
+    return engine
+
+
+@pytest.fixture
+def served(disk: Path, tmp_path: Path) -> Iterator[tuple[Engine, LiveServer]]:
+    url = f"sqlite:///{disk / 'pharaon.db'}"
+    engine = _database(url)
     live = LiveServer(url, tmp_path / "server.log")
     live.start()
     yield engine, live
@@ -132,33 +139,100 @@ def test_a_full_disk_refuses_purchases_with_503(
     _check_books(engine, base, buyers)
 
 
-def test_a_read_only_disk_refuses_purchases_with_503(
-    disk: Path, served: tuple[Engine, LiveServer]
-) -> None:
-    engine, live = served
-    base = live.url
-    buyer = Buyer("ro@example.org")
-    buyer.token = _sign_up(base, buyer.email)
-    r = _post(base, buyer, "before")
-    assert r.status_code == 201, r.text
-    buyer.answers["before"] = r.json()
-    # Linux refuses to make a filesystem read-only while a file on it is open for writing
-    # (EBUSY), as the server's database is: the server is stopped around the remount.
-    live.stop()
-    engine.dispose()
-    _mount("-o", "remount,ro", str(disk))
+class Ext4Disk:
+    """An ext4 filesystem in an image file, mounted on a loop device with errors=remount-ro."""
+
+    def __init__(self, image: Path, folder: Path) -> None:
+        self.image = image
+        self.folder = folder
+
+    def mount(self) -> None:
+        _mount("-o", "loop,errors=remount-ro", str(self.image), str(self.folder))
+
+    def fail(self) -> None:
+        """Make the filesystem read-only under its open files, as ext4 does on a disk error."""
+        device = Path(self._device()).name
+        Path(f"/sys/fs/ext4/{device}/trigger_fs_error").write_text("pharaon test\n")
+        options = self._options().split(",")
+        assert "ro" in options or "emergency_ro" in options, options
+
+    def mend(self) -> None:
+        """What an administrator does: unmount, repair, mount again (writable)."""
+        subprocess.run(["umount", str(self.folder)], check=True, capture_output=True)
+        fsck = subprocess.run(
+            ["e2fsck", "-fy", str(self.image)], check=False, capture_output=True, text=True
+        )
+        assert fsck.returncode in (0, 1), fsck.stdout + fsck.stderr  # 1: errors corrected
+        self.mount()
+
+    def _device(self) -> str:
+        return self._line().split()[0]
+
+    def _options(self) -> str:
+        return self._line().split()[3]
+
+    def _line(self) -> str:
+        for line in Path("/proc/mounts").read_text().splitlines():
+            if line.split()[1] == str(self.folder):
+                return line
+        raise AssertionError(f"{self.folder} is not mounted")
+
+
+@pytest.fixture
+def ext4_disk(tmp_path: Path) -> Iterator[Ext4Disk]:
+    """A 64 MiB ext4 filesystem on a loop device, for this test."""
+    image = tmp_path / "disk.img"
+    folder = tmp_path / "disk"
+    folder.mkdir()
+    with image.open("wb") as out:
+        out.truncate(64 * 1024 * 1024)
+    subprocess.run(["mkfs.ext4", "-q", "-F", str(image)], check=True, capture_output=True)
+    disk = Ext4Disk(image, folder)
     try:
-        live.start()
+        disk.mount()
+    except (OSError, subprocess.CalledProcessError) as exc:
+        message = getattr(exc, "stderr", "") or str(exc)
+        _skip_or_fail(f"cannot mount an ext4 image on a loop device: {message.strip()}")
+    try:
+        yield disk
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], check=False, capture_output=True)
+
+
+def test_a_disk_made_read_only_mid_run_refuses_purchases_with_503(
+    ext4_disk: Ext4Disk, tmp_path: Path
+) -> None:
+    url = f"sqlite:///{ext4_disk.folder / 'pharaon.db'}"
+    engine = _database(url)
+    live = LiveServer(url, tmp_path / "server.log")
+    live.start()
+    try:
+        base = live.url
+        buyer = Buyer("ro@example.org")
+        buyer.token = _sign_up(base, buyer.email)
+        for n in range(3):
+            r = _post(base, buyer, f"before-{n}")
+            assert r.status_code == 201, r.text
+            buyer.answers[f"before-{n}"] = r.json()
+        # A disk error: ext4 turns the filesystem read-only under the server's open database.
+        engine.dispose()
+        ext4_disk.fail()
         for n in range(3):
             r = _post(base, buyer, f"ro-{n}")
             assert r.status_code == 503, r.text
             assert r.json() == UNAVAILABLE
+        # The filesystem stays read-only until repaired: the server is stopped to unmount it.
         live.stop()
+        ext4_disk.mend()
+        with engine.connect() as connection:  # nothing torn
+            assert connection.exec_driver_sql("PRAGMA integrity_check").scalar() == "ok"
+        engine.dispose()
+        live.start()
+        for n in range(3):  # the refused keys buy now, once
+            r = _post(base, buyer, f"ro-{n}")
+            assert r.status_code == 201, r.text
+            buyer.answers[f"ro-{n}"] = r.json()
+        _check_books(engine, base, [buyer])
     finally:
-        _mount("-o", "remount,rw", str(disk))
-    live.start()
-    for n in range(3):
-        r = _post(base, buyer, f"ro-{n}")
-        assert r.status_code == 201, r.text
-        buyer.answers[f"ro-{n}"] = r.json()
-    _check_books(engine, base, [buyer])
+        live.stop()
+        engine.dispose()
