@@ -1,6 +1,6 @@
 """The sales desk: purchases that arrive together are sold in one batch, each buyer gets its own
-outcome, a failed batch is sold again order by order, a buyer gone before the sale buys nothing;
-each purchase's session is looked up in the batch's transaction, and only those it lets in buy."""
+outcome, a failed batch is sold again order by order, a buyer gone before the sale buys nothing.
+(Who may buy is the route's dependency, as on every route: tests/web/test_api.py.)"""
 
 from __future__ import annotations
 
@@ -15,17 +15,17 @@ from typing import Any
 
 import psycopg
 import pytest
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon.game.modes import Mode
 from pharaon.service import sales, sessions, wallet
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
-from pharaon.service.errors import ForbiddenError, InsufficientFundsError, UnauthorizedError
+from pharaon.service.errors import InsufficientFundsError
 from pharaon.service.plays import PlayView
-from pharaon.store.engine import make_reader, make_sessionmaker
-from pharaon.store.tables import PlayRow, SessionRow
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import PlayRow
 from pharaon.web import desk
 from tests.conftest import BlockLoader
 from tests.service.helpers import funded_player
@@ -40,9 +40,9 @@ class Buyer:
     token: str
     csrf_token: str
 
-    def purchase(self, csrf: str | None = None) -> desk.Purchase:
-        """One unit at 1 €, by bearer token (or by cookie, sending ``csrf``)."""
-        return desk.Purchase(sessions.Credentials(self.token, csrf), 100, Mode.AUTO, "k")
+    def purchase(self) -> sales.Order:
+        """One unit at 1 €."""
+        return sales.Order(self.player_id, 100, Mode.AUTO, "k")
 
 
 class Gate:
@@ -89,7 +89,7 @@ def buyers(factory: sessionmaker[Session]) -> list[Buyer]:
 
 @pytest.fixture
 def sales_desk(engine: Engine, factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
-    counter = desk.SalesDesk(sales.sale_sessions(engine), make_reader(engine), idle=IDLE)
+    counter = desk.SalesDesk(sales.sale_sessions(engine))
     yield counter
     counter.close()
 
@@ -259,93 +259,7 @@ def test_close_sells_what_is_queued_then_refuses(
 
 def test_max_batch_is_checked(engine: Engine, factory: sessionmaker[Session]) -> None:
     with pytest.raises(ValueError, match="max_batch must be at least 1, got 0"):
-        desk.SalesDesk(factory, make_reader(engine), idle=IDLE, max_batch=0)
-
-
-def _last_seen(factory: sessionmaker[Session], buyer: Buyer, ago: timedelta) -> datetime:
-    """Make ``buyer``'s session last seen ``ago``; that time."""
-    when = utcnow() - ago
-    with factory() as session:
-        session.execute(
-            update(SessionRow)
-            .where(SessionRow.token_sha256 == sessions.token_digest(buyer.token))
-            .values(last_seen_at=when)
-        )
-        session.commit()
-    return when
-
-
-def _session_row(factory: sessionmaker[Session], buyer: Buyer) -> SessionRow | None:
-    with factory() as session:
-        return session.get(SessionRow, sessions.token_digest(buyer.token))
-
-
-def test_only_the_purchases_their_session_lets_in_are_sold(
-    held: Held,
-    sales_desk: desk.SalesDesk,
-    buyers: list[Buyer],
-    factory: sessionmaker[Session],
-) -> None:
-    gate, first = held.gate, held.first
-    stranger = Buyer(buyers[1].player_id, "no such token", "")
-    unknown = sales_desk.submit(stranger.purchase())
-    no_csrf = sales_desk.submit(buyers[2].purchase(csrf=""))
-    wrong_csrf = sales_desk.submit(buyers[3].purchase(csrf="wrong"))
-    by_cookie = sales_desk.submit(buyers[1].purchase(csrf=buyers[1].csrf_token))
-    gate.opened.set()
-    assert _serial(first, WAIT) == 1
-    assert _serial(by_cookie, WAIT) == 2
-    with pytest.raises(UnauthorizedError):
-        unknown.result(WAIT)
-    for refused in (no_csrf, wrong_csrf):
-        with pytest.raises(ForbiddenError) as caught:
-            refused.result(WAIT)
-        assert caught.value.code == "csrf"
-    assert gate.sizes == [1, 1]  # the orders of those let in, in the same batch
-    assert _plays(factory) == 2
-    with factory() as session:
-        for buyer in buyers[2:4]:
-            assert wallet.balance(session=session, player_id=buyer.player_id) == 1_000
-    _audit_ok(factory)
-
-
-def test_an_idle_session_expires_and_a_live_one_is_touched_in_the_sale(
-    monkeypatch: pytest.MonkeyPatch,
-    sales_desk: desk.SalesDesk,
-    buyers: list[Buyer],
-    factory: sessionmaker[Session],
-) -> None:
-    _last_seen(factory, buyers[1], IDLE + timedelta(minutes=1))
-    seen = _last_seen(factory, buyers[2], timedelta(minutes=5))
-    gate = Gate()
-    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
-    expired = sales_desk.submit(buyers[1].purchase())
-    twice = [sales_desk.submit(buyers[2].purchase()) for _ in range(2)]  # the same key
-    gate.opened.set()
-    assert _serial(first, WAIT) == 1
-    with pytest.raises(UnauthorizedError, match="expired"):
-        expired.result(WAIT)
-    plays = [_view(f.result(WAIT)) for f in twice]
-    assert [p.serial for p in plays] == [2, 2]  # the second replays the first
-    assert _session_row(factory, buyers[1]) is None  # ended, though nothing was sold to it
-    touched = _session_row(factory, buyers[2])
-    assert touched is not None
-    assert touched.last_seen_at > seen + timedelta(minutes=4)
-    with factory() as session:
-        assert wallet.balance(session=session, player_id=buyers[1].player_id) == 1_000
-        paid = wallet.balance(session=session, player_id=buyers[2].player_id)
-        assert paid == 1_000 - 100 + (plays[0].prize_cents or 0) == plays[0].balance_after_cents
-    _audit_ok(factory)
-
-
-def test_an_ended_session_is_written_even_when_nothing_is_sold(
-    sales_desk: desk.SalesDesk, buyers: list[Buyer], factory: sessionmaker[Session]
-) -> None:
-    _last_seen(factory, buyers[0], IDLE + timedelta(seconds=1))
-    with pytest.raises(UnauthorizedError, match="expired"):
-        sales_desk.submit(buyers[0].purchase()).result(WAIT)
-    assert _session_row(factory, buyers[0]) is None
-    assert _plays(factory) == 0
+        desk.SalesDesk(factory, max_batch=0)
 
 
 def test_on_postgresql_a_batch_is_a_transaction_of_its_own(

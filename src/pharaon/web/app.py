@@ -113,7 +113,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.sessionmaker = make_sessionmaker(engine)
     idle = timedelta(minutes=settings.session_idle_minutes)
     app.state.reader = reader = make_reader(engine)
-    app.state.desk = SalesDesk(sales.sale_sessions(engine), reader, idle=idle)
+    app.state.desk = SalesDesk(sales.sale_sessions(engine))
     app.state.reveal_desk = RevealDesk(app.state.sessionmaker)
     app.state.session_desk = SessionDesk(reader, idle=idle)
     app.state.read_desk = ReadDesk(reader)

@@ -4,11 +4,11 @@ A desk is a thread that takes every request waiting in its queue and serves them
 then answers each one; while a batch is served the next requests queue up, so under load a batch
 grows to what arrived meanwhile, and a lone request is served at once.
 
-- The sales desk looks up the sessions of its purchases in one read, then sells the orders of
-  those let in with :func:`pharaon.service.sales.sell_many` in one transaction (group commit):
-  one commit, so one disk flush, and one lock of the hot rows for the batch. A buyer is
-  answered only after the commit that made its purchase durable.
-- The session desk looks up the tokens of the other routes' requests with
+- The sales desk sells the orders waiting together with
+  :func:`pharaon.service.sales.sell_many` in one transaction (group commit): one commit, so one
+  disk flush, and one lock of the hot rows for the batch. A buyer is answered only after the
+  commit that made its purchase durable.
+- The session desk looks up the tokens of every route's requests with
   :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
 - The reveal desk uncovers the grids asked for together with
   :func:`pharaon.service.plays.reveal_many`, in one transaction: one commit for the batch.
@@ -34,7 +34,6 @@ from typing import Any, Generic, TypeVar, cast
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
-from pharaon.game.modes import Mode
 from pharaon.service import plays, sales, sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError
@@ -190,59 +189,24 @@ class Desk(Generic[Request, Answer]):
                 _log.warning("%d answers of the %s had no loop to go to", len(answers), self._name)
 
 
-@dataclass(frozen=True, slots=True)
-class Purchase:
-    """A purchase as it comes in: one unit at ``stake_cents``, played in ``mode``, for whoever
-    ``credentials`` let in."""
+class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
+    """Sells orders in batches, each batch in one transaction of ``sessions`` (group commit)."""
 
-    credentials: sessions.Credentials
-    stake_cents: int
-    mode: Mode
-    idempotency_key: str | None
-
-
-class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
-    """Sells purchases in batches: their sessions looked up in one read (``reader``:
-    :func:`pharaon.store.engine.make_reader`; on SQLite it does not wait for the writer, nor
-    make it wait), then, in one transaction, what is due for those sessions written and the
-    orders of those let in sold. Sessions idle over ``idle`` are found expired."""
-
-    def __init__(
-        self,
-        sessions: sessionmaker[Session],
-        reader: Engine,
-        *,
-        idle: timedelta,
-        max_batch: int = MAX_BATCH,
-    ) -> None:
+    def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
         super().__init__("sales desk", max_batch=max_batch)
         self._sessions = sessions
-        self._reader = reader
-        self._idle = idle
 
-    async def buy(self, purchase: Purchase) -> PlayView:
-        """Sell ``purchase``; its play (viewed here, in the buyer's thread), or the
-        ServiceError that refused it."""
-        outcome = await self.ask(purchase)
+    async def buy(self, order: sales.Order) -> PlayView:
+        """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
+        that refused it."""
+        outcome = await self.ask(order)
         return outcome.view() if isinstance(outcome, sales.Sold) else outcome
 
-    def _serve_batch(self, requests: list[Purchase]) -> Sequence[sales.Sold | PlayView | Exception]:
-        now = utcnow()
-        shown = [p.credentials for p in requests]
-        with self._reader.connect() as connection:
-            found = sessions.lookup_many(
-                connection=connection, tokens=[c.token for c in shown], now=now, idle=self._idle
-            )
+    def _serve_batch(
+        self, requests: list[sales.Order]
+    ) -> Sequence[sales.Sold | PlayView | Exception]:
         with self._sessions() as session:
-            let_in = sessions.let_in_many(session=session, found=found, credentials=shown, now=now)
-            orders = [
-                sales.Order(player.player_id, p.stake_cents, p.mode, p.idempotency_key)
-                for p, player in zip(requests, let_in, strict=True)
-                if isinstance(player, sessions.Current)
-            ]
-            sold = iter(sales.sell_many(session=session, orders=orders, now=now))
-            session.commit()  # what was due for the sessions, if nothing was sold
-        return [next(sold) if isinstance(player, sessions.Current) else player for player in let_in]
+            return sales.sell_many(session=session, orders=requests, now=utcnow())
 
 
 class RevealDesk(Desk[plays.Reveal, PlayView]):

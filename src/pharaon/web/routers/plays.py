@@ -6,16 +6,15 @@ from typing import Annotated
 
 from fastapi import APIRouter, Path, Query, Request, status
 
-from pharaon.service import plays, proofs
+from pharaon.service import plays, proofs, sales
 from pharaon.web.deps import (
     IDEMPOTENCY_HEADER,
     IDEMPOTENCY_KEY_DOC,
-    CredentialsDep,
     CurrentPlayer,
     ReaderDep,
     ReadsDep,
 )
-from pharaon.web.desk import Purchase, RevealDesk, SalesDesk
+from pharaon.web.desk import RevealDesk, SalesDesk
 from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, ProofOut, RevealIn
 
 router = APIRouter(tags=["plays"])
@@ -24,17 +23,15 @@ PlayId = Annotated[int, Path(ge=1, le=2**31 - 1)]
 
 
 @router.post("/plays", status_code=status.HTTP_201_CREATED, openapi_extra=IDEMPOTENCY_KEY_DOC)
-async def buy(body: PlayIn, shown: CredentialsDep, request: Request) -> PlayOut:
+async def buy(body: PlayIn, current: CurrentPlayer, request: Request) -> PlayOut:
     """Buy the next unit at ``stake_cents``; a retry with the same Idempotency-Key charges
     once and returns the same play."""
     # The busiest route reads its header and desk itself: FastAPI solves a route's header
-    # parameters anew on each request, slowly. Its session is looked up by the sales desk,
-    # with those of the other purchases of its batch (one read for them all); the credentials
-    # stay a dependency, so that a request without any gets 401 before its body is judged, as
-    # on every route.
+    # parameters anew on each request, slowly. The sales desk sells the purchases waiting
+    # together in one transaction.
     key = request.headers.get(IDEMPOTENCY_HEADER)
     desk: SalesDesk = request.app.state.desk
-    play = await desk.buy(Purchase(shown, body.stake_cents, body.mode, key))
+    play = await desk.buy(sales.Order(current.player_id, body.stake_cents, body.mode, key))
     return PlayOut.of(play)
 
 
