@@ -1,22 +1,25 @@
 """The back office's API under ``/operator/``: log-in with TOTP, and the blocks (an analyst
-reads, an admin also deactivates)."""
+reads, an admin also deactivates), sales, players, the audit log and the regulator's export."""
 
 from __future__ import annotations
 
+import io
 import secrets
 import tempfile
+import zipfile
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response, UploadFile, status
-from pydantic import BaseModel, Field, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
 from pharaon.service import (
     audit,
     audit_view,
     blocks,
+    exports,
     loading,
     operators,
     player_view,
@@ -336,3 +339,42 @@ def load_block(
             now=utcnow(),
         )
     return LoadedOut(block_id=block_id)
+
+
+class ExportIn(_In):
+    model_config = ConfigDict(extra="forbid", strict=False, populate_by_name=True)  # ISO dates
+    since: date = Field(alias="from", description="First day (UTC), included.")
+    until: date = Field(alias="to", description="Last day (UTC), included.")
+
+
+@router.post(
+    "/exports",
+    response_class=Response,
+    responses={
+        200: {
+            "content": {"application/zip": {}},
+            "description": "A zip of plays, ledger entries and audit records as CSV and "
+            "Parquet (amounts in integer cents) and manifest.json with each file's SHA-256.",
+        }
+    },
+)
+def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDep) -> Response:
+    """The regulator's export of the days ``from`` to ``to``, as ``pharaon export-sales``
+    writes it; any operator may take it, and the audit log names who did."""
+    since = datetime.combine(body.since, time(), UTC)
+    until = datetime.combine(body.until, time(), UTC) + timedelta(days=1)
+    with tempfile.TemporaryDirectory(prefix="pharaon-export-") as folder:
+        out = Path(folder) / "export"
+        exports.export_audited(
+            session=session, since=since, until=until, out=out, actor=current.actor, now=utcnow()
+        )
+        buffer = io.BytesIO()
+        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in sorted(out.iterdir()):
+                archive.write(file, file.name)
+    name = f"pharaon-export-{body.since.isoformat()}-{body.until.isoformat()}.zip"
+    return Response(
+        buffer.getvalue(),
+        media_type="application/zip",
+        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+    )
