@@ -7,6 +7,7 @@ import csv
 import hashlib
 import io
 import json
+import re
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -229,3 +230,17 @@ def test_export_as_a_zip_names_who_took_it(
     assert sum(in_csv.values()) == 0  # double entry
     assert exporter.actor == "operator:eve@example.org"
     assert json.loads(exporter.payload)["sha256"] == manifest["sha256"]
+
+
+def test_the_console_page_and_the_export_contract(client: TestClient) -> None:
+    page = client.get("/operator/")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert "<script>" not in page.text
+    assert "style=" not in page.text
+    for asset in re.findall(r'(?:src|href)="(/static/[^"]+)"', page.text):
+        assert client.get(asset).status_code == 200, asset
+    spec = client.get("/api/v1/openapi.json").json()["paths"]["/api/v1/operator/exports"]["post"]
+    assert "application/zip" in spec["responses"]["200"]["content"]
+    assert {"401", "403", "422"} <= set(spec["responses"])

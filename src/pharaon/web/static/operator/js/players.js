@@ -60,12 +60,14 @@ function renderFile() {
   const facts = el(
     "dl",
     { class: "summary" },
-    el("dt", { text: t("file_balance") }),
-    el("dd", { text: formatCents(player.balance_cents) }),
-    el("dt", { text: t("file_created") }),
-    el("dd", { text: formatWhen(player.created_at) }),
-    el("dt", { text: t("file_excluded") }),
-    el("dd", { id: "file-excluded", text: whenOrNone(player.self_excluded_until, "file_not_excluded") }),
+    el("div", {}, el("dt", { text: t("file_balance") }), el("dd", { text: formatCents(player.balance_cents) })),
+    el("div", {}, el("dt", { text: t("file_created") }), el("dd", { text: formatWhen(player.created_at) })),
+    el(
+      "div",
+      {},
+      el("dt", { text: t("file_excluded") }),
+      el("dd", { id: "file-excluded", text: whenOrNone(player.self_excluded_until, "file_not_excluded") }),
+    ),
   );
   const limitList = el(
     "ul",

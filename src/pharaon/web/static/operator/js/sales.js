@@ -10,13 +10,14 @@ import { $, busy, el, say, table } from "./shared.js";
 let report = null;
 
 function summary(r) {
-  const item = (key, value, id) => [el("dt", { text: t(key) }), el("dd", { id, text: value })];
+  const item = (key, value, id) =>
+    el("div", {}, el("dt", { text: t(key) }), el("dd", { id, text: value }));
   return [
-    ...item("sum_stakes", formatCents(r.stakes_cents), "sum-stakes"),
-    ...item("sum_prizes", formatCents(r.prizes_cents), "sum-prizes"),
-    ...item("sum_payout", formatRate(r.payout_bp), "sum-payout"),
-    ...item("sum_planned", formatRate(r.planned_payout_bp), "sum-planned"),
-    ...item("sum_liability", formatCents(r.liability_cents), "sum-liability"),
+    item("sum_stakes", formatCents(r.stakes_cents), "sum-stakes"),
+    item("sum_prizes", formatCents(r.prizes_cents), "sum-prizes"),
+    item("sum_payout", formatRate(r.payout_bp), "sum-payout"),
+    item("sum_planned", formatRate(r.planned_payout_bp), "sum-planned"),
+    item("sum_liability", formatCents(r.liability_cents), "sum-liability"),
   ];
 }
 
