@@ -187,10 +187,10 @@ def test_export_as_a_zip_names_who_took_it(
     )
     assert backwards.status_code in (400, 422)
     assert "error" in backwards.json()
-    assert (
-        client.post("/api/v1/operator/exports", json={"from": "soon"}, headers=analyst).status_code
-        == 422
-    )
+    for bad in ({"from": "soon"}, {"from": today, "to": "9999-12-31"}, {**period, "x": 1}):
+        refused = client.post("/api/v1/operator/exports", json=bad, headers=analyst)
+        assert refused.status_code == 422, bad
+        assert refused.json()["error"] == "validation_error"
 
     answer = client.post("/api/v1/operator/exports", json=period, headers=analyst)
     assert answer.status_code == 200, answer.text

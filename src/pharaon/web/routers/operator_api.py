@@ -344,7 +344,8 @@ def load_block(
 class ExportIn(_In):
     model_config = ConfigDict(extra="forbid", strict=False, populate_by_name=True)  # ISO dates
     since: date = Field(alias="from", description="First day (UTC), included.")
-    until: date = Field(alias="to", description="Last day (UTC), included.")
+    # Its end is the next midnight: the last day of the calendar has none.
+    until: date = Field(alias="to", lt=date.max, description="Last day (UTC), included.")
 
 
 @router.post(
