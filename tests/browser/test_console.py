@@ -10,6 +10,7 @@ import json
 import secrets
 import zipfile
 from collections.abc import Iterator
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +30,7 @@ from tests.browser.helpers import PASSWORD, new_email
 pytestmark = pytest.mark.browser
 
 ADMIN = "boss@example.org"
+PAGE = 10  # audit records per page, chosen on the page
 ANALYST = "eve@example.org"
 # Collects the page's CSP violations (an init script is the browser's, not the page's).
 WATCH_CSP = """
@@ -81,8 +83,8 @@ def tab(page: Page, name: str) -> None:
 
 
 def buy_as_a_player(server: Server, stakes: list[int]) -> tuple[str, int]:
-    """Sign up a player through the API, deposit and buy ``stakes`` (Auto); the e-mail and
-    the lots won."""
+    """Sign up a player through the API, deposit, buy ``stakes`` (Auto), then self-exclude for
+    30 days; the e-mail and the lots won."""
     email = new_email()
     with httpx.Client(base_url=f"{server.url}/api/v1", timeout=10) as http:
         signed = http.post(
@@ -103,6 +105,8 @@ def buy_as_a_player(server: Server, stakes: list[int]) -> tuple[str, int]:
         won = sum(
             int(post("/plays", {"stake_cents": s, "mode": "auto"})["prize_cents"]) for s in stakes
         )
+        excluded = http.post("/me/self-exclusion", json={"days": 30}, headers=auth)
+        assert excluded.status_code == 200, excluded.text
     return email, won
 
 
@@ -183,12 +187,25 @@ def test_an_admin_runs_the_console(
     found.get_by_role("button").click()
     expect(page.locator("#file-title")).to_contain_text(player)
     expect(page.locator("#file-plays tbody tr")).to_have_count(4)
-    expect(page.locator("#file-excluded")).to_have_text("aucune")
+    until = (utcnow() + timedelta(days=30)).strftime("%d/%m/%Y")
+    expect(page.locator("#file-excluded")).to_contain_text(until)
+    expect(found.locator("td").nth(4)).to_contain_text(until)
     page.screenshot(path=str(screenshots / "console-players.png"), full_page=True)
 
     # The audit log, filtered, and its check.
     tab(page, "Audit")
-    expect(page.locator("#audit-rows tr").first).to_be_visible()
+    total = operator_get(page, "/audit?limit=1")["total"]
+    assert total > PAGE  # blocks loaded, operators added, players, deposits, exports...
+    page.select_option("#audit-limit", str(PAGE))
+    expect(page.locator("#audit-position")).to_have_text(f"1–{PAGE} sur {total}")
+    expect(page.locator("#audit-rows tr")).to_have_count(PAGE)
+    expect(page.locator("#audit-rows tr").first).to_have_attribute("data-seq", str(total))
+    expect(page.locator("#audit-newer")).to_be_disabled()
+    page.locator("#audit-older").click()
+    expect(page.locator("#audit-position")).to_have_text(
+        f"{PAGE + 1}–{min(2 * PAGE, total)} sur {total}"
+    )
+    expect(page.locator("#audit-rows tr").first).to_have_attribute("data-seq", str(total - PAGE))
     page.fill("#audit-kind", "export")
     page.locator("#audit-submit").click()
     expect(page.locator("#audit-rows tr")).to_have_count(1)

@@ -5,7 +5,6 @@ import { api } from "./api.js";
 import { formatWhen, t } from "./i18n.js";
 import { $, busy, el } from "./shared.js";
 
-const PAGE = 25;
 const KINDS = [
   "account_closed",
   "block_deactivated",
@@ -23,6 +22,8 @@ const KINDS = [
 ];
 
 let offset = 0;
+let size = 25; // records per page, from #audit-limit
+let asked = 0; // requests made: only the last one's answer is shown
 let page = null;
 let check = null;
 
@@ -73,31 +74,38 @@ export function render() {
       ? t("audit_empty")
       : t("audit_position", { first: offset + 1, last: offset + page.lines.length, total: page.total });
   $("audit-newer").disabled = offset === 0;
-  $("audit-older").disabled = offset + PAGE >= page.total;
+  $("audit-older").disabled = offset + size >= page.total;
 }
 
 export async function refresh() {
   const kind = $("audit-kind").value.trim() || null;
   const actor = $("audit-actor").value.trim() || null;
-  const got = await busy(null, () => api.audit(offset, PAGE, kind, actor));
-  if (got === undefined) return;
+  size = Number($("audit-limit").value);
+  asked += 1;
+  const mine = asked;
+  const got = await busy(null, () => api.audit(offset, size, kind, actor));
+  if (got === undefined || mine !== asked) return; // a later request's answer wins
   page = got;
   render();
 }
 
 export function setUp() {
   $("audit-kinds").replaceChildren(...KINDS.map((k) => el("option", { value: k })));
+  $("audit-limit").addEventListener("change", () => {
+    offset = 0;
+    refresh();
+  });
   $("audit-form").addEventListener("submit", (event) => {
     event.preventDefault();
     offset = 0;
     refresh();
   });
   $("audit-newer").addEventListener("click", () => {
-    offset = Math.max(0, offset - PAGE);
+    offset = Math.max(0, offset - size);
     refresh();
   });
   $("audit-older").addEventListener("click", () => {
-    offset += PAGE;
+    offset += size;
     refresh();
   });
   $("audit-check").addEventListener("click", async () => {
