@@ -3,8 +3,8 @@ reads, an admin also deactivates), sales, players, the audit log and the regulat
 
 from __future__ import annotations
 
-import io
 import secrets
+import shutil
 import tempfile
 import zipfile
 from dataclasses import asdict
@@ -13,7 +13,9 @@ from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response, UploadFile, status
+from fastapi.responses import FileResponse
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from starlette.background import BackgroundTask
 
 from pharaon.service import (
     audit,
@@ -350,7 +352,7 @@ class ExportIn(_In):
 
 @router.post(
     "/exports",
-    response_class=Response,
+    response_class=FileResponse,
     responses={
         200: {
             "content": {"application/zip": {}},
@@ -364,18 +366,23 @@ def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDe
     writes it; any operator may take it, and the audit log names who did."""
     since = datetime.combine(body.since, time(), UTC)
     until = datetime.combine(body.until, time(), UTC) + timedelta(days=1)
-    with tempfile.TemporaryDirectory(prefix="pharaon-export-") as folder:
-        out = Path(folder) / "export"
+    name = f"pharaon-export-{body.since.isoformat()}-{body.until.isoformat()}.zip"
+    # On disk, not in memory (a month of plays is large); removed once the answer is sent.
+    folder = Path(tempfile.mkdtemp(prefix="pharaon-export-"))
+    try:
+        out = folder / "export"
         exports.export_audited(
             session=session, since=since, until=until, out=out, actor=current.actor, now=utcnow()
         )
-        buffer = io.BytesIO()
-        with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        with zipfile.ZipFile(folder / name, "w", zipfile.ZIP_DEFLATED) as archive:
             for file in sorted(out.iterdir()):
                 archive.write(file, file.name)
-    name = f"pharaon-export-{body.since.isoformat()}-{body.until.isoformat()}.zip"
-    return Response(
-        buffer.getvalue(),
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return FileResponse(
+        folder / name,
         media_type="application/zip",
-        headers={"Content-Disposition": f'attachment; filename="{name}"'},
+        filename=name,
+        background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True),
     )
