@@ -36,7 +36,11 @@ function row(line) {
     el("td", { class: "kind", text: line.kind }),
     el("td", { class: "actor", text: line.actor }),
     el("td", { class: "payload" }, el("code", { text: line.payload })),
-    el("td", { class: "hash", title: line.sha256 }, el("code", { text: `${line.sha256.slice(0, 12)}…` })),
+    el(
+      "td",
+      { class: "hash", title: line.sha256 },
+      el("code", { text: `${line.sha256.slice(0, 12)}…` }),
+    ),
   );
 }
 
@@ -48,7 +52,11 @@ function renderCheck() {
   }
   box.className = `audit-result ${check.ok ? "ok" : "bad"}`;
   box.replaceChildren(
-    el("p", { id: "audit-verdict", class: "verdict", text: t(check.ok ? "audit_ok" : "audit_bad") }),
+    el("p", {
+      id: "audit-verdict",
+      class: "verdict",
+      text: t(check.ok ? "audit_ok" : "audit_bad"),
+    }),
     el(
       "ul",
       { class: "checks" },
@@ -72,7 +80,11 @@ export function render() {
   $("audit-position").textContent =
     page.total === 0
       ? t("audit_empty")
-      : t("audit_position", { first: offset + 1, last: offset + page.lines.length, total: page.total });
+      : t("audit_position", {
+          first: offset + 1,
+          last: offset + page.lines.length,
+          total: page.total,
+        });
   $("audit-newer").disabled = offset === 0;
   $("audit-older").disabled = offset + size >= page.total;
 }

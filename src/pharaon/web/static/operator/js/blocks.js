@@ -16,6 +16,7 @@ function lots(remaining) {
 
 function row(b) {
   const state = t(`state_${b.state}`);
+  const testTag = b.is_test ? el("span", { class: "tag", text: t("test_block") }) : null;
   const button = el("button", {
     type: "button",
     class: "danger small deactivate",
@@ -29,13 +30,15 @@ function row(b) {
     "tr",
     { dataset: { blockId: b.block_id } },
     el("td", { text: t("block_ref", { id: b.block_id, number: b.block_number }) }),
-    el("td", {}, b.emission, b.is_test ? el("span", { class: "tag", text: t("test_block") }) : null),
+    el("td", {}, b.emission, testTag),
     el("td", { text: formatStake(b.price_cents) }),
     el(
       "td",
       { class: `state state-${b.state}` },
       state,
-      b.deactivation_reason ? el("small", { class: "reason", text: ` — ${b.deactivation_reason}` }) : null,
+      b.deactivation_reason
+        ? el("small", { class: "reason", text: ` — ${b.deactivation_reason}` })
+        : null,
     ),
     el("td", { class: "num", text: String(b.block_size) }),
     el("td", { class: "num sold", text: String(b.sold) }),

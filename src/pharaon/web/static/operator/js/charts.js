@@ -39,7 +39,11 @@ function yAxis(root, top, format) {
     const y = PAD.top + plotHeight - (plotHeight * i) / TICKS;
     root.append(
       svg("line", { class: "grid", x1: PAD.left, x2: WIDTH - PAD.right, y1: y, y2: y }),
-      svg("text", { class: "tick", x: PAD.left - 6, y: y + 4, "text-anchor": "end" }, format(value)),
+      svg(
+        "text",
+        { class: "tick", x: PAD.left - 6, y: y + 4, "text-anchor": "end" },
+        format(value),
+      ),
     );
   }
 }
@@ -78,13 +82,21 @@ export function stakesChart(lines, label) {
         "data-price": line.price_cents,
       });
       root.append(
-        titled(bar, `${day} — ${formatStake(line.price_cents)} : ${formatCents(line.stakes_cents)}`),
+        titled(
+          bar,
+          `${day} — ${formatStake(line.price_cents)} : ${formatCents(line.stakes_cents)}`,
+        ),
       );
     }
     root.append(
       svg(
         "text",
-        { class: "tick", x: PAD.left + (d + 0.5) * groupWidth, y: HEIGHT - 22, "text-anchor": "middle" },
+        {
+          class: "tick",
+          x: PAD.left + (d + 0.5) * groupWidth,
+          y: HEIGHT - 22,
+          "text-anchor": "middle",
+        },
         shortDay(day),
       ),
     );
@@ -125,7 +137,11 @@ export function payoutChart(lines, plannedBp, label, referenceText) {
   const ref = yOf(plannedBp);
   root.append(
     svg("line", { class: "reference", x1: PAD.left, x2: WIDTH - PAD.right, y1: ref, y2: ref }),
-    svg("text", { class: "tick reference-label", x: WIDTH - PAD.right, y: ref - 5, "text-anchor": "end" }, referenceText),
+    svg(
+      "text",
+      { class: "tick reference-label", x: WIDTH - PAD.right, y: ref - 5, "text-anchor": "end" },
+      referenceText,
+    ),
   );
   if (points.length > 1) {
     root.append(
@@ -136,10 +152,21 @@ export function payoutChart(lines, plannedBp, label, referenceText) {
     );
   }
   points.forEach((p, i) => {
-    const dot = svg("circle", { class: "point", cx: xOf(i), cy: yOf(p.bp), r: 5, "data-day": p.day, "data-bp": p.bp });
+    const dot = svg("circle", {
+      class: "point",
+      cx: xOf(i),
+      cy: yOf(p.bp),
+      r: 5,
+      "data-day": p.day,
+      "data-bp": p.bp,
+    });
     root.append(
       titled(dot, `${p.day} : ${formatRate(p.bp)}`),
-      svg("text", { class: "tick", x: xOf(i), y: HEIGHT - 22, "text-anchor": "middle" }, shortDay(p.day)),
+      svg(
+        "text",
+        { class: "tick", x: xOf(i), y: HEIGHT - 22, "text-anchor": "middle" },
+        shortDay(p.day),
+      ),
     );
   });
   return root;

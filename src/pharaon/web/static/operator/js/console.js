@@ -57,7 +57,8 @@ function setUpLogIn() {
   $("login-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const me = await busy($("login-submit"), async () => {
-      await api.logIn($("login-email").value.trim(), $("login-password").value, $("login-totp").value.trim());
+      const email = $("login-email").value.trim();
+      await api.logIn(email, $("login-password").value, $("login-totp").value.trim());
       return api.me();
     });
     $("login-password").value = "";

@@ -37,15 +37,29 @@ function playerRow(p) {
 }
 
 function subTable(title, id, headers, rows) {
-  const head = el("tr", {}, ...headers.map(([key, num]) => el("th", { scope: "col", class: num ? "num" : null, text: t(key) })));
+  const head = el(
+    "tr",
+    {},
+    ...headers.map(([key, num]) =>
+      el("th", { scope: "col", class: num ? "num" : null, text: t(key) }),
+    ),
+  );
   return el(
     "section",
     { class: "card" },
     el("h3", { text: title }),
     rows.length === 0
       ? el("p", { class: "note", text: t("none") })
-      : el("div", { class: "table-wrap" }, el("table", { class: "data", id }, el("thead", {}, head), el("tbody", {}, ...rows))),
+      : el(
+          "div",
+          { class: "table-wrap" },
+          el("table", { class: "data", id }, el("thead", {}, head), el("tbody", {}, ...rows)),
+        ),
   );
+}
+
+function fact(key, value, id = null) {
+  return el("div", {}, el("dt", { text: t(key) }), el("dd", { id, text: value }));
 }
 
 function limitText(cents) {
@@ -60,13 +74,12 @@ function renderFile() {
   const facts = el(
     "dl",
     { class: "summary" },
-    el("div", {}, el("dt", { text: t("file_balance") }), el("dd", { text: formatCents(player.balance_cents) })),
-    el("div", {}, el("dt", { text: t("file_created") }), el("dd", { text: formatWhen(player.created_at) })),
-    el(
-      "div",
-      {},
-      el("dt", { text: t("file_excluded") }),
-      el("dd", { id: "file-excluded", text: whenOrNone(player.self_excluded_until, "file_not_excluded") }),
+    fact("file_balance", formatCents(player.balance_cents)),
+    fact("file_created", formatWhen(player.created_at)),
+    fact(
+      "file_excluded",
+      whenOrNone(player.self_excluded_until, "file_not_excluded"),
+      "file-excluded",
     ),
   );
   const limitList = el(
@@ -78,7 +91,11 @@ function renderFile() {
     ...limits.pending.map((p) =>
       el("li", {
         class: "pending",
-        text: t("pending_limit", { period: t(`limit_${p.period}`), amount: limitText(p.amount_cents), when: formatWhen(p.effective_at) }),
+        text: t("pending_limit", {
+          period: t(`limit_${p.period}`),
+          amount: limitText(p.amount_cents),
+          when: formatWhen(p.effective_at),
+        }),
       }),
     ),
   );
@@ -86,7 +103,11 @@ function renderFile() {
     el(
       "section",
       { class: "card" },
-      el("h3", { id: "file-title", tabindex: "-1", text: t("file_title", { id: player.player_id, email: player.email }) }),
+      el("h3", {
+        id: "file-title",
+        tabindex: "-1",
+        text: t("file_title", { id: player.player_id, email: player.email }),
+      }),
       facts,
       el("h4", { text: t("limits_title") }),
       limitList,
@@ -94,7 +115,14 @@ function renderFile() {
     subTable(
       t("plays_title"),
       "file-plays",
-      [["col_play"], ["col_when"], ["col_block"], ["col_unit", true], ["col_stake", true], ["col_prize", true]],
+      [
+        ["col_play"],
+        ["col_when"],
+        ["col_block"],
+        ["col_unit", true],
+        ["col_stake", true],
+        ["col_prize", true],
+      ],
       plays.map((p) =>
         el(
           "tr",
@@ -119,7 +147,10 @@ function renderFile() {
           el("td", { text: String(x.transaction_id) }),
           el("td", { text: formatWhen(x.created_at) }),
           el("td", { text: x.kind }),
-          el("td", { class: `num ${x.amount_cents < 0 ? "minus" : ""}`, text: formatCents(x.amount_cents) }),
+          el("td", {
+            class: `num ${x.amount_cents < 0 ? "minus" : ""}`,
+            text: formatCents(x.amount_cents),
+          }),
         ),
       ),
     ),
