@@ -116,9 +116,9 @@ def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
     ]
     none = client.get("/api/v1/operator/sales", params={"until": "2000-01-01"}, headers=analyst)
     assert none.json()["lines"] == []
-    assert client.get(
-        "/api/v1/operator/sales", params={"since": "yesterday"}, headers=analyst
-    ).status_code in (400, 422)
+    for bad in ({"since": "yesterday"}, {"until": "9999-12-31"}):
+        refused = client.get("/api/v1/operator/sales", params=bad, headers=analyst)
+        assert refused.status_code == 422, bad
 
     page = client.get("/api/v1/operator/audit", params={"limit": 2}, headers=analyst).json()
     assert len(page["lines"]) == 2

@@ -204,7 +204,7 @@ def sales(
     _current: CurrentOperatorDep,
     session: SessionDep,
     since: date | None = None,
-    until: date | None = None,
+    until: Annotated[date | None, Query(lt=date.max)] = None,  # its end is the next midnight
 ) -> SalesOut:
     """Sales per UTC day and price from ``since`` to ``until`` (both included)."""
     start = datetime.combine(since, time(), UTC) if since else None
