@@ -26,6 +26,9 @@ from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from pharaon.pool.blockfile import write_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
+from pharaon.service import operators
+from pharaon.service.clock import utcnow
+from pharaon.store.engine import make_engine, make_sessionmaker
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -43,6 +46,9 @@ SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 BLOCK_SIZE = 200  # units per test block: enough for every test, made in milliseconds
 PRICES = (100, 200, 300)
 START_SECONDS = 60
+OPERATOR_PASSWORD = "a long operator password"
+# The commands that name their operator with --as (required once an operator exists).
+_ACTING = {("blocks", "load"), ("blocks", "deactivate")}
 
 
 @dataclass
@@ -55,11 +61,15 @@ class Server:
     blocks_dir: Path
     log: Path
     blocks: dict[int, int] = field(default_factory=dict)  # price cents → its open block's id
+    acting: str | None = None  # the admin named by --as once operators exist
+    totp_secrets: dict[str, str] = field(default_factory=dict)  # operator e-mail → secret
 
     def cli(self, *args: str) -> str:
-        """Run ``pharaon ARGS --database-url URL``; its stdout (fails the test on error)."""
+        """Run ``pharaon ARGS --database-url URL`` (with ``--as`` the first admin where the
+        command takes it, once there is one); its stdout (fails the test on error)."""
+        acting = ["--as", self.acting] if self.acting and args[:2] in _ACTING else []
         done = subprocess.run(
-            [str(PHARAON), *args, "--database-url", self.database_url],
+            [str(PHARAON), *args, *acting, "--database-url", self.database_url],
             env=self.env,
             capture_output=True,
             text=True,
@@ -81,6 +91,29 @@ class Server:
             pytest.fail(f"pharaon blocks load said: {out!r}")
         self.blocks[price_cents] = int(found.group(1))
         return self.blocks[price_cents]
+
+    def add_operator(self, email: str, role: str) -> str:
+        """Add an operator (password OPERATOR_PASSWORD) as ``pharaon operators add`` does, by
+        its service: the command reads the password with getpass, from a terminal if there is
+        one. Returns the TOTP secret."""
+        engine = make_engine(self.database_url)
+        try:
+            with make_sessionmaker(engine)() as session:
+                created = operators.add(
+                    session=session,
+                    email=email,
+                    password=OPERATOR_PASSWORD,
+                    role=role,
+                    actor=operators.actor_name(self.acting) if self.acting else "test",
+                    now=utcnow(),
+                )
+                session.commit()
+        finally:
+            engine.dispose()
+        self.totp_secrets[email] = created.totp_secret
+        if role == "admin" and self.acting is None:
+            self.acting = email
+        return created.totp_secret
 
     def api(self, path: str) -> Any:
         """GET a public API route."""

@@ -1,20 +1,26 @@
 """The back office's API: log-in with TOTP, blocks listed, an analyst refused (403) where an
-admin deactivates; on both databases."""
+admin deactivates, the regulator's export as a zip; on both databases."""
 
 from __future__ import annotations
 
+import csv
+import hashlib
+import io
+import json
+import re
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pyotp
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from pharaon.pool.blockfile import write_block
 from pharaon.service import operators
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import AuditRecord
+from pharaon.store.tables import AuditRecord, LedgerEntry
 from tests.conftest import BlockLoader, Player, make_block
 
 PASSWORD = "a long operator password"
@@ -110,9 +116,9 @@ def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
     ]
     none = client.get("/api/v1/operator/sales", params={"until": "2000-01-01"}, headers=analyst)
     assert none.json()["lines"] == []
-    assert client.get(
-        "/api/v1/operator/sales", params={"since": "yesterday"}, headers=analyst
-    ).status_code in (400, 422)
+    for bad in ({"since": "yesterday"}, {"until": "9999-12-31"}):
+        refused = client.get("/api/v1/operator/sales", params=bad, headers=analyst)
+        assert refused.status_code == 422, bad
 
     page = client.get("/api/v1/operator/audit", params={"limit": 2}, headers=analyst).json()
     assert len(page["lines"]) == 2
@@ -163,3 +169,78 @@ def test_upload_a_block_and_read_a_player(
     assert sum(x["amount_cents"] for x in folder["ledger"]) == folder["player"]["balance_cents"]
     assert folder["limits"]["daily_cents"] is None
     assert client.get("/api/v1/operator/players/99999", headers=analyst).status_code == 404
+
+
+def test_export_as_a_zip_names_who_took_it(
+    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    load(100, size=30)
+    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    player.deposit(1_000)
+    won = sum(int(player.play(stake).json()["prize_cents"]) for stake in (100, 100, 100))
+    today = utcnow().date().isoformat()
+    period = {"from": today, "to": today}
+
+    assert client.post("/api/v1/operator/exports", json=period).status_code == 401
+    backwards = client.post(
+        "/api/v1/operator/exports", json={"from": today, "to": "2000-01-01"}, headers=analyst
+    )
+    assert backwards.status_code in (400, 422)
+    assert "error" in backwards.json()
+    for bad in ({"from": "soon"}, {"from": today, "to": "9999-12-31"}, {**period, "x": 1}):
+        refused = client.post("/api/v1/operator/exports", json=bad, headers=analyst)
+        assert refused.status_code == 422, bad
+        assert refused.json()["error"] == "validation_error"
+
+    answer = client.post("/api/v1/operator/exports", json=period, headers=analyst)
+    assert answer.status_code == 200, answer.text
+    assert answer.headers["content-type"] == "application/zip"
+    assert f"pharaon-export-{today}-{today}.zip" in answer.headers["content-disposition"]
+    with zipfile.ZipFile(io.BytesIO(answer.content)) as archive:
+        files = {name: archive.read(name) for name in archive.namelist()}
+    manifest = json.loads(files.pop("manifest.json"))
+    assert manifest["amounts"] == "integer cents"
+    assert manifest["sha256"] == {n: hashlib.sha256(b).hexdigest() for n, b in files.items()}
+    assert set(files) == {
+        f"{t}.{s}" for t in ("plays", "ledger_entries", "audit_records") for s in ("csv", "parquet")
+    }
+
+    def rows(name: str) -> list[dict[str, str]]:
+        return list(csv.DictReader(io.StringIO(files[name].decode("utf-8"))))
+
+    plays = rows("plays.csv")
+    assert sum(int(p["stake_cents"]) for p in plays) == 300
+    assert sum(int(p["prize_cents"]) for p in plays) == won
+    entries = rows("ledger_entries.csv")
+    with make_sessionmaker(engine)() as session:
+        in_ledger = dict(
+            session.execute(
+                select(LedgerEntry.account_id, func.sum(LedgerEntry.amount_cents)).group_by(
+                    LedgerEntry.account_id
+                )
+            ).all()
+        )
+        exporter = session.execute(
+            select(AuditRecord.actor, AuditRecord.payload).where(AuditRecord.kind == "export")
+        ).one()
+    in_csv: dict[int, int] = {}
+    for e in entries:
+        in_csv[int(e["account_id"])] = in_csv.get(int(e["account_id"]), 0) + int(e["amount_cents"])
+    assert in_csv == {k: int(v) for k, v in in_ledger.items()}
+    assert sum(in_csv.values()) == 0  # double entry
+    assert exporter.actor == "operator:eve@example.org"
+    assert json.loads(exporter.payload)["sha256"] == manifest["sha256"]
+
+
+def test_the_console_page_and_the_export_contract(client: TestClient) -> None:
+    page = client.get("/operator/")
+    assert page.status_code == 200
+    assert page.headers["content-type"].startswith("text/html")
+    assert "script-src 'self'" in page.headers["content-security-policy"]
+    assert "<script>" not in page.text
+    assert "style=" not in page.text
+    for asset in re.findall(r'(?:src|href)="(/static/[^"]+)"', page.text):
+        assert client.get(asset).status_code == 200, asset
+    spec = client.get("/api/v1/openapi.json").json()["paths"]["/api/v1/operator/exports"]["post"]
+    assert "application/zip" in spec["responses"]["200"]["content"]
+    assert {"401", "403", "422"} <= set(spec["responses"])

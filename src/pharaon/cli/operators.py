@@ -100,7 +100,7 @@ def export_sales(
 ) -> None:
     """Plays, ledger entries and audit records of the days (UTC) as CSV and Parquet, with a
     manifest of SHA-256 per file; for the regulator."""
-    from pharaon.service import audit, exports
+    from pharaon.service import exports
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
 
@@ -110,15 +110,9 @@ def export_sales(
     with session_for(settings) as session:
         actor = acting(session, as_email, admin=False)
         try:
-            done = exports.export_period(session=session, since=start, until=end, out=out)
-            audit.append(
-                session,
-                kind="export",
-                actor=actor,
-                payload={"from": start.isoformat(), "to": end.isoformat(), "sha256": done.files},
-                now=utcnow(),
+            done = exports.export_audited(
+                session=session, since=start, until=end, out=out, actor=actor, now=utcnow()
             )
-            session.commit()
         except ServiceError as exc:
             fail(exc.detail)
         except OSError as exc:

@@ -16,6 +16,7 @@ import pyarrow.parquet as pq
 from sqlalchemy import Select, select
 from sqlalchemy.orm import Session
 
+from pharaon.service import audit
 from pharaon.service.errors import InvalidError
 from pharaon.store.tables import (
     Account,
@@ -125,3 +126,20 @@ def export_period(*, session: Session, since: datetime, until: datetime, out: Pa
     }
     (out / MANIFEST).write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
     return Exported(out, files, counts)
+
+
+def export_audited(
+    *, session: Session, since: datetime, until: datetime, out: Path, actor: str, now: datetime
+) -> Exported:
+    """:func:`export_period`, then an ``export`` record naming ``actor``, the period and each
+    file's SHA-256 in the audit log (committed): who took the regulator's data, and which."""
+    done = export_period(session=session, since=since, until=until, out=out)
+    audit.append(
+        session,
+        kind="export",
+        actor=actor,
+        payload={"from": since.isoformat(), "to": until.isoformat(), "sha256": done.files},
+        now=now,
+    )
+    session.commit()
+    return done

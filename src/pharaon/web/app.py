@@ -1,6 +1,7 @@
-"""The FastAPI application factory: ``/api/v1`` routers, the page at ``/``, its files under
-``/static/``. Nothing a second worker would need lives in this process: sessions,
-idempotency keys and lock-outs are in the database."""
+"""The FastAPI application factory: ``/api/v1`` routers, the player's page at ``/``, the
+operator's console at ``/operator/``, their files under ``/static/``. Nothing a second worker
+would need lives in this process: sessions, idempotency keys and lock-outs are in the
+database."""
 
 from __future__ import annotations
 
@@ -139,6 +140,13 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         page = STATIC / "index.html"
         if not page.is_file():
             raise NotFoundError("the page is not installed")
+        return FileResponse(page, headers={"Cache-Control": "no-cache"})
+
+    @app.get("/operator/", include_in_schema=False)
+    def operator_console() -> FileResponse:
+        page = STATIC / "operator" / "index.html"
+        if not page.is_file():
+            raise NotFoundError("the operator's console is not installed")
         return FileResponse(page, headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")

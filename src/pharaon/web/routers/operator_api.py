@@ -1,22 +1,27 @@
 """The back office's API under ``/operator/``: log-in with TOTP, and the blocks (an analyst
-reads, an admin also deactivates)."""
+reads, an admin also deactivates), sales, players, the audit log and the regulator's export."""
 
 from __future__ import annotations
 
 import secrets
+import shutil
 import tempfile
+import zipfile
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query, Request, Response, UploadFile, status
-from pydantic import BaseModel, Field, StrictStr
+from fastapi.responses import FileResponse
+from pydantic import BaseModel, ConfigDict, Field, StrictStr
+from starlette.background import BackgroundTask
 
 from pharaon.service import (
     audit,
     audit_view,
     blocks,
+    exports,
     loading,
     operators,
     player_view,
@@ -199,7 +204,7 @@ def sales(
     _current: CurrentOperatorDep,
     session: SessionDep,
     since: date | None = None,
-    until: date | None = None,
+    until: Annotated[date | None, Query(lt=date.max)] = None,  # its end is the next midnight
 ) -> SalesOut:
     """Sales per UTC day and price from ``since`` to ``until`` (both included)."""
     start = datetime.combine(since, time(), UTC) if since else None
@@ -336,3 +341,48 @@ def load_block(
             now=utcnow(),
         )
     return LoadedOut(block_id=block_id)
+
+
+class ExportIn(_In):
+    model_config = ConfigDict(extra="forbid", strict=False, populate_by_name=True)  # ISO dates
+    since: date = Field(alias="from", description="First day (UTC), included.")
+    # Its end is the next midnight: the last day of the calendar has none.
+    until: date = Field(alias="to", lt=date.max, description="Last day (UTC), included.")
+
+
+@router.post(
+    "/exports",
+    response_class=FileResponse,
+    responses={
+        200: {
+            "content": {"application/zip": {}},
+            "description": "A zip of plays, ledger entries and audit records as CSV and "
+            "Parquet (amounts in integer cents) and manifest.json with each file's SHA-256.",
+        }
+    },
+)
+def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDep) -> Response:
+    """The regulator's export of the days ``from`` to ``to``, as ``pharaon export-sales``
+    writes it; any operator may take it, and the audit log names who did."""
+    since = datetime.combine(body.since, time(), UTC)
+    until = datetime.combine(body.until, time(), UTC) + timedelta(days=1)
+    name = f"pharaon-export-{body.since.isoformat()}-{body.until.isoformat()}.zip"
+    # On disk, not in memory (a month of plays is large); removed once the answer is sent.
+    folder = Path(tempfile.mkdtemp(prefix="pharaon-export-"))
+    try:
+        out = folder / "export"
+        exports.export_audited(
+            session=session, since=since, until=until, out=out, actor=current.actor, now=utcnow()
+        )
+        with zipfile.ZipFile(folder / name, "w", zipfile.ZIP_DEFLATED) as archive:
+            for file in sorted(out.iterdir()):
+                archive.write(file, file.name)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    return FileResponse(
+        folder / name,
+        media_type="application/zip",
+        filename=name,
+        background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True),
+    )

@@ -1,0 +1,129 @@
+// The audit screen: the log newest first, paged and filtered by kind and actor, and the same
+// checks as `pharaon audit` (POST /operator/audit/check) on a button.
+
+import { api } from "./api.js";
+import { formatWhen, t } from "./i18n.js";
+import { $, busy, el } from "./shared.js";
+
+const KINDS = [
+  "account_closed",
+  "block_deactivated",
+  "block_loaded",
+  "cool_off",
+  "deposit",
+  "deposit_limits",
+  "export",
+  "operator_added",
+  "password_changed",
+  "player",
+  "prize",
+  "purchase",
+  "self_exclusion",
+];
+
+let offset = 0;
+let size = 25; // records per page, from #audit-limit
+let asked = 0; // requests made: only the last one's answer is shown
+let page = null;
+let check = null;
+
+function row(line) {
+  return el(
+    "tr",
+    { dataset: { seq: line.seq } },
+    el("td", { class: "num", text: String(line.seq) }),
+    el("td", { text: formatWhen(line.created_at) }),
+    el("td", { class: "kind", text: line.kind }),
+    el("td", { class: "actor", text: line.actor }),
+    el("td", { class: "payload" }, el("code", { text: line.payload })),
+    el(
+      "td",
+      { class: "hash", title: line.sha256 },
+      el("code", { text: `${line.sha256.slice(0, 12)}…` }),
+    ),
+  );
+}
+
+function renderCheck() {
+  const box = $("audit-result");
+  if (check === null) {
+    box.replaceChildren();
+    return;
+  }
+  box.className = `audit-result ${check.ok ? "ok" : "bad"}`;
+  box.replaceChildren(
+    el("p", {
+      id: "audit-verdict",
+      class: "verdict",
+      text: t(check.ok ? "audit_ok" : "audit_bad"),
+    }),
+    el(
+      "ul",
+      { class: "checks" },
+      ...check.checks.map(([name, ok, detail]) =>
+        el(
+          "li",
+          { class: ok ? "ok" : "bad" },
+          el("strong", { text: t(ok ? "check_ok" : "check_bad") }),
+          ` ${name}`,
+          detail ? el("small", { text: ` — ${detail}` }) : null,
+        ),
+      ),
+    ),
+  );
+}
+
+export function render() {
+  renderCheck();
+  if (page === null) return;
+  $("audit-rows").replaceChildren(...page.lines.map(row));
+  $("audit-position").textContent =
+    page.total === 0
+      ? t("audit_empty")
+      : t("audit_position", {
+          first: offset + 1,
+          last: offset + page.lines.length,
+          total: page.total,
+        });
+  $("audit-newer").disabled = offset === 0;
+  $("audit-older").disabled = offset + size >= page.total;
+}
+
+export async function refresh() {
+  const kind = $("audit-kind").value.trim() || null;
+  const actor = $("audit-actor").value.trim() || null;
+  size = Number($("audit-limit").value);
+  asked += 1;
+  const mine = asked;
+  const got = await busy(null, () => api.audit(offset, size, kind, actor));
+  if (got === undefined || mine !== asked) return; // a later request's answer wins
+  page = got;
+  render();
+}
+
+export function setUp() {
+  $("audit-kinds").replaceChildren(...KINDS.map((k) => el("option", { value: k })));
+  $("audit-limit").addEventListener("change", () => {
+    offset = 0;
+    refresh();
+  });
+  $("audit-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    offset = 0;
+    refresh();
+  });
+  $("audit-newer").addEventListener("click", () => {
+    offset = Math.max(0, offset - size);
+    refresh();
+  });
+  $("audit-older").addEventListener("click", () => {
+    offset += size;
+    refresh();
+  });
+  $("audit-check").addEventListener("click", async () => {
+    const got = await busy($("audit-check"), () => api.checkAudit());
+    if (got === undefined) return;
+    check = got;
+    renderCheck();
+  });
+}

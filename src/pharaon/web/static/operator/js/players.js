@@ -1,0 +1,184 @@
+// The players screen, read only: search by e-mail, then a player's file (last plays, ledger,
+// deposit limits and a self-exclusion in force).
+
+import { formatCents, formatStake } from "../../js/money.js";
+import { api } from "./api.js";
+import { formatWhen, t } from "./i18n.js";
+import { $, busy, el, table } from "./shared.js";
+
+let found = null;
+let file = null;
+
+function whenOrNone(iso, noneKey) {
+  return iso ? formatWhen(iso) : t(noneKey);
+}
+
+function playerRow(p) {
+  return el(
+    "tr",
+    { dataset: { playerId: p.player_id } },
+    el("td", { text: String(p.player_id) }),
+    el("td", { text: p.email }),
+    el("td", { text: formatWhen(p.created_at) }),
+    el("td", { class: "num", text: formatCents(p.balance_cents) }),
+    el("td", { text: p.self_excluded_until ? formatWhen(p.self_excluded_until) : "—" }),
+    el(
+      "td",
+      {},
+      el("button", {
+        type: "button",
+        class: "small",
+        text: t("open_file"),
+        "aria-label": t("open_file_label", { id: p.player_id }),
+        onclick: () => open(p.player_id),
+      }),
+    ),
+  );
+}
+
+function subTable(title, id, headers, rows) {
+  const head = el(
+    "tr",
+    {},
+    ...headers.map(([key, num]) =>
+      el("th", { scope: "col", class: num ? "num" : null, text: t(key) }),
+    ),
+  );
+  return el(
+    "section",
+    { class: "card" },
+    el("h3", { text: title }),
+    rows.length === 0
+      ? el("p", { class: "note", text: t("none") })
+      : el(
+          "div",
+          { class: "table-wrap" },
+          el("table", { class: "data", id }, el("thead", {}, head), el("tbody", {}, ...rows)),
+        ),
+  );
+}
+
+function fact(key, value, id = null) {
+  return el("div", {}, el("dt", { text: t(key) }), el("dd", { id, text: value }));
+}
+
+function limitText(cents) {
+  return cents === null ? t("no_limit") : formatCents(cents);
+}
+
+function renderFile() {
+  const holder = $("player-file");
+  holder.hidden = file === null;
+  if (file === null) return;
+  const { player, plays, ledger, limits } = file;
+  const facts = el(
+    "dl",
+    { class: "summary" },
+    fact("file_balance", formatCents(player.balance_cents)),
+    fact("file_created", formatWhen(player.created_at)),
+    fact(
+      "file_excluded",
+      whenOrNone(player.self_excluded_until, "file_not_excluded"),
+      "file-excluded",
+    ),
+  );
+  const limitList = el(
+    "ul",
+    { id: "file-limits" },
+    el("li", { text: `${t("limit_daily")} : ${limitText(limits.daily_cents)}` }),
+    el("li", { text: `${t("limit_weekly")} : ${limitText(limits.weekly_cents)}` }),
+    el("li", { text: `${t("limit_monthly")} : ${limitText(limits.monthly_cents)}` }),
+    ...limits.pending.map((p) =>
+      el("li", {
+        class: "pending",
+        text: t("pending_limit", {
+          period: t(`limit_${p.period}`),
+          amount: limitText(p.amount_cents),
+          when: formatWhen(p.effective_at),
+        }),
+      }),
+    ),
+  );
+  holder.replaceChildren(
+    el(
+      "section",
+      { class: "card" },
+      el("h3", {
+        id: "file-title",
+        tabindex: "-1",
+        text: t("file_title", { id: player.player_id, email: player.email }),
+      }),
+      facts,
+      el("h4", { text: t("limits_title") }),
+      limitList,
+    ),
+    subTable(
+      t("plays_title"),
+      "file-plays",
+      [
+        ["col_play"],
+        ["col_when"],
+        ["col_block"],
+        ["col_unit", true],
+        ["col_stake", true],
+        ["col_prize", true],
+      ],
+      plays.map((p) =>
+        el(
+          "tr",
+          {},
+          el("td", { text: String(p.play_id) }),
+          el("td", { text: formatWhen(p.created_at) }),
+          el("td", { text: String(p.block_id) }),
+          el("td", { class: "num", text: String(p.serial) }),
+          el("td", { class: "num", text: formatStake(p.stake_cents) }),
+          el("td", { class: "num", text: formatCents(p.prize_cents) }),
+        ),
+      ),
+    ),
+    subTable(
+      t("ledger_title"),
+      "file-ledger",
+      [["col_transaction"], ["col_when"], ["col_kind"], ["col_amount", true]],
+      ledger.map((x) =>
+        el(
+          "tr",
+          {},
+          el("td", { text: String(x.transaction_id) }),
+          el("td", { text: formatWhen(x.created_at) }),
+          el("td", { text: x.kind }),
+          el("td", {
+            class: `num ${x.amount_cents < 0 ? "minus" : ""}`,
+            text: formatCents(x.amount_cents),
+          }),
+        ),
+      ),
+    ),
+  );
+}
+
+export function render() {
+  if (found !== null) table("players-rows", "players-empty", found.map(playerRow));
+  renderFile();
+}
+
+async function open(playerId) {
+  const got = await busy(null, () => api.player(playerId));
+  if (got === undefined) return;
+  file = got;
+  renderFile();
+  $("file-title").focus();
+}
+
+export function setUp() {
+  $("players-form").addEventListener("submit", async (event) => {
+    event.preventDefault();
+    const email = $("players-email").value.trim();
+    if (!email) return;
+    const got = await busy($("players-submit"), () => api.players(email));
+    if (got === undefined) return;
+    found = got;
+    file = null;
+    render();
+  });
+}

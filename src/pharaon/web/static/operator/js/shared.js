@@ -1,0 +1,70 @@
+// What the console's screens share: who is logged in, the message line, errors, a busy button.
+
+import { ApiError } from "../../js/api.js";
+import { t } from "./i18n.js";
+
+export { el } from "../../js/ui.js";
+
+export const state = {
+  me: null, // GET /operator/me, null when logged out
+  view: "blocks",
+};
+
+export const $ = (id) => document.getElementById(id);
+
+export function isAdmin() {
+  return state.me?.role === "admin";
+}
+
+// One message at a time, kept as a function so a language switch says it again.
+let message = null;
+
+export function say(text, kind = "info") {
+  message = { text: typeof text === "function" ? text : () => text, kind };
+  renderMessage();
+}
+
+export function clearMessage() {
+  message = null;
+  renderMessage();
+}
+
+export function renderMessage() {
+  const box = $("message");
+  box.hidden = message === null;
+  box.className = `message ${message?.kind ?? ""}`;
+  $("message-text").textContent = message ? message.text() : "";
+}
+
+/** Say what went wrong; a 401 sends the operator back to the log-in form. */
+export function sayError(error) {
+  if (!(error instanceof ApiError)) {
+    say(() => t("err_network"), "error");
+    return;
+  }
+  const params = { status: error.status, detail: error.detail };
+  if (error.code === "csrf") say(() => t("err_csrf"), "error");
+  else if (error.status === 403) say(() => t("err_forbidden", params), "error");
+  else if (error.status === 401) {
+    say(() => t("err_unauthorized"), "error");
+    document.dispatchEvent(new CustomEvent("console:logged-out"));
+  } else say(() => t("err_other", params), "error");
+}
+
+/** Run `action` with `button` (if any) disabled; errors are said, never thrown. */
+export async function busy(button, action) {
+  if (button) button.disabled = true;
+  try {
+    return await action();
+  } catch (error) {
+    sayError(error);
+    return undefined;
+  } finally {
+    if (button) button.disabled = false;
+  }
+}
+
+export function table(rowsId, emptyId, rows) {
+  $(rowsId).replaceChildren(...rows);
+  $(emptyId).hidden = rows.length > 0;
+}
