@@ -95,3 +95,23 @@ def test_account_closure(client: TestClient, engine: Engine, player: Player) -> 
             select(Account.balance_cents).where(Account.player_id == player.player_id)
         ).scalar_one()
     assert balance == 700
+
+
+def test_a_play_past_the_loss_limit_is_refused(
+    engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    load(100, size=30)
+    player.deposit(1_000)
+    body = {"daily_cents": None, "weekly_cents": None, "monthly_cents": None}
+    r = player.put("/me/limits", {**body, "loss_weekly_cents": 100})
+    assert r.status_code == 200, r.text
+    assert r.json()["loss_weekly_cents"] == 100
+    assert player.put("/me/limits", {**body, "loss_weekly_cents": -1}).status_code == 422
+    assert player.play(100, mode="jouer").status_code == 201  # its lot waits: a loss of 1 €
+    refused = player.play(100, mode="jouer")
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["error"] == "loss_limit"
+    # A body without the loss limit leaves it as it is.
+    assert player.put("/me/limits", body).json()["loss_weekly_cents"] == 100
+    assert player.get("/me").json()["limits"]["loss_weekly_cents"] == 100
+    assert _records(engine, "loss_limit") == [f"player:{player.player_id}"]

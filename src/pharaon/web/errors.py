@@ -22,6 +22,7 @@ STATUS = {
     "underage": 403,
     "self_excluded": 403,
     "deposit_limit": 403,
+    "loss_limit": 403,
     "not_found": 404,
     "conflict": 409,
     "email_taken": 409,
