@@ -38,7 +38,7 @@ async def me(current: CurrentPlayer, reads: ReadsDep) -> MeOut:
 def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> LimitsOut:
     """Set the deposit limits and the weekly loss limit (left out: unchanged): lowering
     applies at once, raising after 24 hours."""
-    loss: int | None | Literal["keep"] = "keep"
+    loss: int | Literal["keep"] | None = "keep"
     if "loss_weekly_cents" in body.model_fields_set:
         loss = body.loss_weekly_cents
     found = limits.set_limits(
