@@ -15,11 +15,12 @@ from pharaon.service.errors import (
     EmailTakenError,
     ForbiddenError,
     InvalidError,
+    LockedOutError,
     NotFoundError,
     UnauthorizedError,
 )
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import AuditRecord, Operator, OperatorSession
+from pharaon.store.tables import AuditRecord, LoginFailure, Operator, OperatorSession
 
 PASSWORD = "a long admin password"
 
@@ -130,3 +131,46 @@ def test_an_analyst_may_not_act(engine: Engine) -> None:
             operators.require_admin(current)
         with pytest.raises(NotFoundError):
             operators.by_email(session=session, email="ghost@example.org")
+
+
+def test_wrong_codes_lock_the_operator_out(engine: Engine) -> None:
+    now = utcnow()
+    with make_sessionmaker(engine)() as session:
+        created = _add(session, "locked@example.org", "admin", now)
+        good = _code(created.totp_secret, now)
+        wrong = "000000" if good != "000000" else "111111"
+        for _ in range(3):  # wrong codes with the right password count as failures
+            with pytest.raises(UnauthorizedError):
+                operators.log_in(
+                    session=session,
+                    email="locked@example.org",
+                    password=PASSWORD,
+                    totp_code=wrong,
+                    now=now,
+                    max_failures=3,
+                )
+            session.rollback()
+        with pytest.raises(LockedOutError):
+            operators.log_in(
+                session=session,
+                email="locked@example.org",
+                password=PASSWORD,
+                totp_code=good,
+                now=now,
+                max_failures=3,
+            )
+        session.rollback()
+        # The lock-out ends; a success then clears the count.
+        later = now + timedelta(minutes=16)
+        operators.log_in(
+            session=session,
+            email="locked@example.org",
+            password=PASSWORD,
+            totp_code=_code(created.totp_secret, later),
+            now=later,
+            max_failures=3,
+        )
+        session.commit()
+        # A player with the same email keeps a count of its own.
+        keys = session.execute(select(LoginFailure.email)).scalars().all()
+        assert "locked@example.org" not in keys

@@ -163,3 +163,32 @@ def test_upload_a_block_and_read_a_player(
     assert sum(x["amount_cents"] for x in folder["ledger"]) == folder["player"]["balance_cents"]
     assert folder["limits"]["daily_cents"] is None
     assert client.get("/api/v1/operator/players/99999", headers=analyst).status_code == 404
+
+
+def test_operator_log_ins_are_throttled_per_account_and_per_address(
+    client: TestClient, engine: Engine, player: Player
+) -> None:
+    secrets = {n: _operator(engine, f"{n}@example.org", "admin") for n in ("ann", "bob")}
+
+    def attempt(email: str, password: str, code: str) -> Any:
+        return client.post(
+            "/api/v1/operator/sessions",
+            json={"email": email, "password": password, "totp_code": code},
+        )
+
+    for _ in range(5):  # Settings.lockout_failures
+        assert attempt("ann@example.org", "wrong password", "123456").status_code == 401
+    locked = attempt("ann@example.org", PASSWORD, pyotp.TOTP(secrets["ann"]).now())
+    assert locked.status_code == 429, locked.text
+    assert locked.json()["error"] == "locked_out"
+    # From this address, 15 more failures across other accounts make the 20 of
+    # Settings.lockout_address_failures: bob, never wrong himself, is locked out too.
+    for n in range(15):
+        assert attempt(f"nobody{n}@example.org", PASSWORD, "123456").status_code == 401
+    bob = attempt("bob@example.org", PASSWORD, pyotp.TOTP(secrets["bob"]).now())
+    assert bob.status_code == 429, bob.text
+    # Players' log-ins from the address keep their own count.
+    again = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": player.password}
+    )
+    assert again.status_code == 200, again.text

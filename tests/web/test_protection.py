@@ -115,3 +115,39 @@ def test_a_play_past_the_loss_limit_is_refused(
     assert player.put("/me/limits", body).json()["loss_weekly_cents"] == 100
     assert player.get("/me").json()["limits"]["loss_weekly_cents"] == 100
     assert _records(engine, "loss_limit") == [f"player:{player.player_id}"]
+
+
+def test_the_reality_check_setting_and_the_session_figures(
+    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    assert player.get("/me").json()["reality_check_minutes"] is None
+    for wrong in (7, "15", 0):
+        assert player.put("/me/reality-check", {"minutes": wrong}).status_code == 422
+    r = player.put("/me/reality-check", {"minutes": 15})
+    assert r.status_code == 200, r.text
+    assert player.get("/me").json()["reality_check_minutes"] == 15
+    assert _records(engine, "reality_check") == [f"player:{player.player_id}"]
+
+    load(100, size=30)
+    player.deposit(1_000)
+    autos = [player.play(100).json() for _ in range(2)]
+    jouer = player.play(100, mode="jouer").json()
+    figures = player.get("/me/session").json()
+    wins = sum(p["prize_cents"] for p in autos)  # the jouer lot is not credited yet
+    assert (figures["stakes_cents"], figures["wins_cents"]) == (300, wins)
+    assert figures["net_cents"] == wins - 300
+    assert figures["reality_check_minutes"] == 15
+    assert 0 <= figures["elapsed_seconds"] < 60
+    for grid in (1, 2, 3, 4):
+        done = player.post(f"/plays/{jouer['play_id']}/reveal", {"grid": grid})
+        assert done.status_code == 200, done.text
+    lot = done.json()["prize_cents"]
+    assert player.get("/me/session").json()["net_cents"] == wins + lot - 300
+    # Another log-in starts a session of its own: nothing played in it yet.
+    token = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": player.password}
+    ).json()["token"]
+    client.cookies.clear()
+    fresh = client.get("/api/v1/me/session", headers={"Authorization": f"Bearer {token}"})
+    assert (fresh.json()["stakes_cents"], fresh.json()["net_cents"]) == (0, 0)
+    assert player.put("/me/reality-check", {"minutes": None}).json() == {"minutes": None}

@@ -182,20 +182,14 @@ def _field(period: str) -> str:
     return "loss_weekly_cents" if period == LOSS else f"{period}_cents"
 
 
+# A play's lot as credited to the player so far: an auto play's at once, a jouer play's at
+# its fourth grid (until then it waits in the pending account).
+CREDITED_LOT = case(
+    (or_(PlayRow.mode == "auto", PlayRow.revealed == 15), PlayRow.prize_cents), else_=0
+)
 # A player's net loss over the window: stakes minus the lots already credited (see above).
 _NET_LOSS = (
-    select(
-        func.coalesce(
-            func.sum(
-                PlayRow.stake_cents
-                - case(
-                    (or_(PlayRow.mode == "auto", PlayRow.revealed == 15), PlayRow.prize_cents),
-                    else_=0,
-                )
-            ),
-            0,
-        )
-    )
+    select(func.coalesce(func.sum(PlayRow.stake_cents - CREDITED_LOT), 0))
     .where(PlayRow.player_id == DepositLimit.player_id, PlayRow.created_at > bindparam("since"))
     .correlate(DepositLimit)
     .scalar_subquery()

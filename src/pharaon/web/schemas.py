@@ -88,6 +88,7 @@ class MeOut(BaseModel):
     balance_cents: int
     limits: LimitsOut
     self_excluded_until: datetime | None
+    reality_check_minutes: int | None  # None: no reality check
 
 
 class SelfExclusionIn(_In):

@@ -21,6 +21,7 @@ def _me(current: Current, found: standing.Standing) -> MeOut:
         balance_cents=found.balance_cents,
         limits=LimitsOut.of(found.limits),
         self_excluded_until=found.self_excluded_until,
+        reality_check_minutes=found.reality_check_minutes,
     )
 
 
