@@ -11,19 +11,26 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
 from pharaon.pool.blockfile import write_block
-from pharaon.service import operators
+from pharaon.service import operators, sealing
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
+from pharaon.store.settings import Settings
 from pharaon.store.tables import AuditRecord
 from tests.conftest import BlockLoader, Player, make_block
 
 PASSWORD = "a long operator password"
 
 
-def _operator(engine: Engine, email: str, role: str) -> str:
+def _operator(engine: Engine, settings: Settings, email: str, role: str) -> str:
     with make_sessionmaker(engine)() as session:
         created = operators.add(
-            session=session, email=email, password=PASSWORD, role=role, actor="test", now=utcnow()
+            session=session,
+            email=email,
+            password=PASSWORD,
+            role=role,
+            actor="test",
+            now=utcnow(),
+            sealer=sealing.load(settings.keys_dir),
         )
         session.commit()
     return created.totp_secret
@@ -39,10 +46,12 @@ def _log_in(client: TestClient, email: str, secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {response.json()['token']}"}
 
 
-def test_roles_and_totp(client: TestClient, engine: Engine, load: BlockLoader) -> None:
+def test_roles_and_totp(
+    client: TestClient, engine: Engine, settings: Settings, load: BlockLoader
+) -> None:
     block_id = load(100, size=30)
-    admin_secret = _operator(engine, "boss@example.org", "admin")
-    analyst_secret = _operator(engine, "eve@example.org", "analyst")
+    admin_secret = _operator(engine, settings, "boss@example.org", "admin")
+    analyst_secret = _operator(engine, settings, "eve@example.org", "analyst")
 
     assert client.get("/api/v1/operator/blocks").status_code == 401
     bad = client.post(
@@ -81,11 +90,13 @@ def test_roles_and_totp(client: TestClient, engine: Engine, load: BlockLoader) -
 
 
 def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
-    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+    client: TestClient, engine: Engine, settings: Settings, load: BlockLoader, player: Player
 ) -> None:
     load(100, size=30)
     load(200, size=30, number=2)
-    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    analyst = _log_in(
+        client, "eve@example.org", _operator(engine, settings, "eve@example.org", "analyst")
+    )
     before = client.get("/api/v1/operator/sales", headers=analyst).json()
     assert (before["stakes_cents"], before["prizes_cents"], before["payout_bp"]) == (0, 0, None)
     assert before["planned_payout_bp"] == 7000
@@ -130,10 +141,14 @@ def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
 
 
 def test_upload_a_block_and_read_a_player(
-    client: TestClient, engine: Engine, player: Player, tmp_path: Path
+    client: TestClient, engine: Engine, settings: Settings, player: Player, tmp_path: Path
 ) -> None:
-    admin = _log_in(client, "boss@example.org", _operator(engine, "boss@example.org", "admin"))
-    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    admin = _log_in(
+        client, "boss@example.org", _operator(engine, settings, "boss@example.org", "admin")
+    )
+    analyst = _log_in(
+        client, "eve@example.org", _operator(engine, settings, "eve@example.org", "analyst")
+    )
     path = tmp_path / "b.parquet"
     write_block(make_block(100, size=30, number=7), path)
 
@@ -166,9 +181,9 @@ def test_upload_a_block_and_read_a_player(
 
 
 def test_operator_log_ins_are_throttled_per_account_and_per_address(
-    client: TestClient, engine: Engine, player: Player
+    client: TestClient, engine: Engine, settings: Settings, player: Player
 ) -> None:
-    secrets = {n: _operator(engine, f"{n}@example.org", "admin") for n in ("ann", "bob")}
+    secrets = {n: _operator(engine, settings, f"{n}@example.org", "admin") for n in ("ann", "bob")}
 
     def attempt(email: str, password: str, code: str) -> Any:
         return client.post(

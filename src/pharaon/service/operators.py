@@ -22,6 +22,7 @@ from pharaon.service.errors import (
     NotFoundError,
     UnauthorizedError,
 )
+from pharaon.service.sealing import Sealer, is_sealed
 from pharaon.service.sessions import NewSession, token_digest
 from pharaon.store.tables import OPERATOR_ROLES, Operator, OperatorSession
 
@@ -70,9 +71,17 @@ def _check_role(role: str) -> str:
 
 
 def add(
-    *, session: Session, email: str, password: str, role: str, actor: str, now: datetime
+    *,
+    session: Session,
+    email: str,
+    password: str,
+    role: str,
+    actor: str,
+    now: datetime,
+    sealer: Sealer,
 ) -> NewOperator:
-    """Create an operator with a fresh TOTP secret; an ``operator_added`` audit record."""
+    """Create an operator with a fresh TOTP secret (stored sealed by ``sealer``); an
+    ``operator_added`` audit record."""
     address = accounts.normalise_email(email)
     _check_role(role)
     if not accounts.PASSWORD_MIN <= len(password) <= accounts.PASSWORD_MAX:
@@ -88,7 +97,7 @@ def add(
         .values(
             email=address,
             password_hash=accounts._hash(password),
-            totp_secret=secret,
+            totp_secret=sealer.seal(secret, email=address),
             role=role,
             created_at=now,
         )
@@ -135,6 +144,7 @@ def log_in(
     password: str,
     totp_code: str,
     now: datetime,
+    sealer: Sealer,
     client: str | None = None,
     max_failures: int = 5,
     lockout: timedelta = timedelta(minutes=15),
@@ -143,7 +153,8 @@ def log_in(
     """A new operator session for the right password and a fresh TOTP code; else 401. As for
     players (:func:`pharaon.service.accounts.log_in`), ``max_failures`` wrong ones (password
     or code) for an email, or ``max_address_failures`` from the ``client`` address, lock
-    log-ins out for ``lockout`` (429), even with the right ones; failures are committed."""
+    log-ins out for ``lockout`` (429), even with the right ones; failures are committed.
+    ``sealer`` opens the stored TOTP secret, and seals one still in clear (before 0006)."""
     refused = UnauthorizedError("wrong email, password or one-time code")
     try:
         address = accounts.normalise_email(email)
@@ -164,12 +175,16 @@ def log_in(
     if not accounts._verify(row.password_hash, password):
         accounts.count_failures(session, counted, now, lockout)
         raise refused
-    step = _accepted_step(row.totp_secret, totp_code, now, row.last_totp_step)
+    secret = sealer.open(row.totp_secret, email=address)
+    step = _accepted_step(secret, totp_code, now, row.last_totp_step)
     if step is None:
         accounts.count_failures(session, counted, now, lockout)
         raise refused
     accounts.clear_failures(session, keys[0])
-    session.execute(update(Operator).where(Operator.id == row.id).values(last_totp_step=step))
+    changes: dict[str, object] = {"last_totp_step": step}
+    if not is_sealed(row.totp_secret):
+        changes["totp_secret"] = sealer.seal(secret, email=address)
+    session.execute(update(Operator).where(Operator.id == row.id).values(**changes))
     token = secrets.token_urlsafe(32)
     csrf = secrets.token_urlsafe(32)
     session.execute(

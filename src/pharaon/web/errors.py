@@ -30,6 +30,7 @@ STATUS = {
     "block_refused": 409,
     "validation_error": 422,
     "locked_out": 429,
+    "misconfigured": 500,
     "sold_out": 503,
     "unavailable": 503,
 }

@@ -21,6 +21,7 @@ from pharaon.service import (
     operators,
     player_view,
     sales_report,
+    sealing,
 )
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
@@ -120,6 +121,7 @@ def log_in(
         password=body.password,
         totp_code=body.totp_code,
         now=utcnow(),
+        sealer=sealing.load(settings.keys_dir),
         client=request.client.host if request.client else None,
         max_failures=settings.lockout_failures,
         lockout=timedelta(minutes=settings.lockout_minutes),
