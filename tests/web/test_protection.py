@@ -3,11 +3,13 @@ record; on both databases."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
+from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Account, AuditRecord
@@ -151,3 +153,30 @@ def test_the_reality_check_setting_and_the_session_figures(
     fresh = client.get("/api/v1/me/session", headers={"Authorization": f"Bearer {token}"})
     assert (fresh.json()["stakes_cents"], fresh.json()["net_cents"]) == (0, 0)
     assert player.put("/me/reality-check", {"minutes": None}).json() == {"minutes": None}
+
+
+def test_every_protection_change_is_one_audit_record(engine: Engine, player: Player) -> None:
+    body = {"daily_cents": 5_000, "weekly_cents": None, "monthly_cents": None}
+    assert player.put("/me/limits", {**body, "loss_weekly_cents": 2_000}).status_code == 200
+    assert player.put("/me/reality-check", {"minutes": 30}).status_code == 200
+    assert player.post("/me/cool-off", {"hours": 24}).status_code == 200
+    assert player.post("/me/self-exclusion", {"days": 2}).status_code == 200
+    with make_sessionmaker(engine)() as session:
+        rows = session.execute(
+            select(AuditRecord.kind, AuditRecord.actor, AuditRecord.payload)
+            .where(AuditRecord.actor == f"player:{player.player_id}")
+            .order_by(AuditRecord.seq)
+        ).all()
+        assert run_audit(session=session).ok
+    assert [kind for kind, _, _ in rows] == [
+        "deposit_limits",
+        "loss_limit",
+        "reality_check",
+        "cool_off",
+        "self_exclusion",
+    ]
+    payloads = [json.loads(payload) for _, _, payload in rows]
+    assert payloads[1] == {"player_id": player.player_id, "loss_weekly_cents": 2_000}
+    assert payloads[2] == {"player_id": player.player_id, "minutes": 30}
+    assert payloads[3]["hours"] == 24
+    assert payloads[4]["days"] == 2
