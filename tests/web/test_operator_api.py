@@ -207,3 +207,23 @@ def test_operator_log_ins_are_throttled_per_account_and_per_address(
         "/api/v1/sessions", json={"email": player.email, "password": player.password}
     )
     assert again.status_code == 200, again.text
+
+
+def test_a_wrong_totp_key_file_is_said_plainly(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    secret = _operator(engine, settings, "boss@example.org", "admin")
+    key_file = settings.keys_dir / sealing.KEY_FILE
+    key_file.unlink()
+    sealing.load(settings.keys_dir)  # another key, as if the wrong file were restored
+    response = client.post(
+        "/api/v1/operator/sessions",
+        json={
+            "email": "boss@example.org",
+            "password": PASSWORD,
+            "totp_code": pyotp.TOTP(secret).now(),
+        },
+    )
+    assert response.status_code == 500, response.text
+    assert response.json()["error"] == "misconfigured"
+    assert "key file" in response.json()["detail"]
