@@ -26,7 +26,7 @@ from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from pharaon.pool.blockfile import write_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.service import operators
+from pharaon.service import operators, sealing
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_engine, make_sessionmaker
 
@@ -106,6 +106,7 @@ class Server:
                     role=role,
                     actor=operators.actor_name(self.acting) if self.acting else "test",
                     now=utcnow(),
+                    sealer=sealing.load(Path(self.env["PHARAON_KEYS_DIR"])),
                 )
                 session.commit()
         finally:
@@ -148,7 +149,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     Package-scoped, like the browser: both stop once the last browser test is done, before the
     rest of the suite runs."""
     work = tmp_path_factory.mktemp("browser-server")
-    env = {**os.environ, "PHARAON_ALLOW_TEST_BLOCKS": "1"}
+    env = {
+        **os.environ,
+        "PHARAON_ALLOW_TEST_BLOCKS": "1",
+        "PHARAON_KEYS_DIR": str(work / "keys"),  # the server's TOTP sealing key, not var/keys
+    }
     env.pop("PHARAON_DATABASE_URL", None)
     port = _free_port()
     server = Server(

@@ -5,16 +5,24 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from sqlalchemy import Engine, select
 from typer.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.pool.blockfile import write_block
+from pharaon.service import sealing
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import AuditRecord, Operator
 from tests.conftest import make_block
 
 PASSWORD = "a long admin password"
+
+
+@pytest.fixture(autouse=True)
+def _keys_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The TOTP key file in the test's directory, not the checkout's var/keys."""
+    monkeypatch.setenv("PHARAON_KEYS_DIR", str(tmp_path / "keys"))
 
 
 def _run(*args: str, stdin: str = "") -> tuple[int, str, str]:
@@ -39,7 +47,11 @@ def test_add_operators_then_act_as_one(engine: Engine, database_url: str, tmp_pa
     assert "otpauth://totp/" in out
     assert PASSWORD not in out
     with make_sessionmaker(engine)() as session:
-        assert session.execute(select(Operator.totp_secret)).scalar_one() == secret.group(1)
+        stored = session.execute(select(Operator.totp_secret)).scalar_one()
+    assert stored.startswith("aesgcm:")  # sealed, not the secret shown
+    assert secret.group(1) not in stored
+    sealer = sealing.load(tmp_path / "keys")
+    assert sealer.open(stored, email="boss@example.org") == secret.group(1)
 
     # Once an operator exists, every action must say who does it.
     code, _, err = _add(database_url, "eve@example.org", "analyst")

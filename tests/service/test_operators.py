@@ -3,30 +3,40 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from pathlib import Path
 
 import pyotp
 import pytest
 from sqlalchemy import Engine, select
 from sqlalchemy.orm import Session
 
-from pharaon.service import operators
+from pharaon.service import operators, sealing
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import (
     EmailTakenError,
     ForbiddenError,
     InvalidError,
+    LockedOutError,
     NotFoundError,
     UnauthorizedError,
 )
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import AuditRecord, Operator, OperatorSession
+from pharaon.store.tables import AuditRecord, LoginFailure, Operator, OperatorSession
 
 PASSWORD = "a long admin password"
+# A fixed key: these tests check the log-in, tests/service/test_sealing.py the key file.
+SEALER = sealing.Sealer(bytes(range(32)), Path("test-totp.key"))
 
 
 def _add(session: Session, email: str, role: str, now: datetime) -> operators.NewOperator:
     created = operators.add(
-        session=session, email=email, password=PASSWORD, role=role, actor="test", now=now
+        sealer=SEALER,
+        session=session,
+        email=email,
+        password=PASSWORD,
+        role=role,
+        actor="test",
+        now=now,
     )
     session.commit()
     return created
@@ -46,7 +56,10 @@ def test_add_stores_a_hash_and_the_secret_and_audits(engine: Engine) -> None:
         row = session.execute(select(Operator)).scalar_one()
         assert row.password_hash.startswith("$argon2id$")
         assert PASSWORD not in row.password_hash
-        assert row.totp_secret == created.totp_secret
+        # Sealed: the column holds no base32 secret, and opens to the one shown.
+        assert row.totp_secret.startswith(sealing.PREFIX)
+        assert created.totp_secret not in row.totp_secret
+        assert SEALER.open(row.totp_secret, email=row.email) == created.totp_secret
         record = session.execute(
             select(AuditRecord).where(AuditRecord.kind == "operator_added")
         ).scalar_one()
@@ -60,6 +73,7 @@ def test_add_stores_a_hash_and_the_secret_and_audits(engine: Engine) -> None:
             _add(session, "other@example.org", "owner", now)
         with pytest.raises(InvalidError):
             operators.add(
+                sealer=SEALER,
                 session=session,
                 email="short@example.org",
                 password="short",
@@ -83,16 +97,27 @@ def test_log_in_needs_password_and_a_fresh_totp_code(engine: Engine) -> None:
         ]:
             with pytest.raises(UnauthorizedError):
                 operators.log_in(
-                    session=session, email=email, password=password, totp_code=code, now=now
+                    sealer=SEALER,
+                    session=session,
+                    email=email,
+                    password=password,
+                    totp_code=code,
+                    now=now,
                 )
             session.rollback()
         new = operators.log_in(
-            session=session, email="admin@example.org", password=PASSWORD, totp_code=good, now=now
+            sealer=SEALER,
+            session=session,
+            email="admin@example.org",
+            password=PASSWORD,
+            totp_code=good,
+            now=now,
         )
         session.commit()
         # The same code cannot be used twice (replay).
         with pytest.raises(UnauthorizedError):
             operators.log_in(
+                sealer=SEALER,
                 session=session,
                 email="admin@example.org",
                 password=PASSWORD,
@@ -130,3 +155,49 @@ def test_an_analyst_may_not_act(engine: Engine) -> None:
             operators.require_admin(current)
         with pytest.raises(NotFoundError):
             operators.by_email(session=session, email="ghost@example.org")
+
+
+def test_wrong_codes_lock_the_operator_out(engine: Engine) -> None:
+    now = utcnow()
+    with make_sessionmaker(engine)() as session:
+        created = _add(session, "locked@example.org", "admin", now)
+        good = _code(created.totp_secret, now)
+        wrong = "000000" if good != "000000" else "111111"
+        for _ in range(3):  # wrong codes with the right password count as failures
+            with pytest.raises(UnauthorizedError):
+                operators.log_in(
+                    sealer=SEALER,
+                    session=session,
+                    email="locked@example.org",
+                    password=PASSWORD,
+                    totp_code=wrong,
+                    now=now,
+                    max_failures=3,
+                )
+            session.rollback()
+        with pytest.raises(LockedOutError):
+            operators.log_in(
+                sealer=SEALER,
+                session=session,
+                email="locked@example.org",
+                password=PASSWORD,
+                totp_code=good,
+                now=now,
+                max_failures=3,
+            )
+        session.rollback()
+        # The lock-out ends; a success then clears the count.
+        later = now + timedelta(minutes=16)
+        operators.log_in(
+            sealer=SEALER,
+            session=session,
+            email="locked@example.org",
+            password=PASSWORD,
+            totp_code=_code(created.totp_secret, later),
+            now=later,
+            max_failures=3,
+        )
+        session.commit()
+        # A player with the same email keeps a count of its own.
+        keys = session.execute(select(LoginFailure.email)).scalars().all()
+        assert "locked@example.org" not in keys

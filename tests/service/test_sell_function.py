@@ -184,7 +184,8 @@ def test_the_database_function_sells_as_the_python_steps_do(
 
 def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -> None:
     """Its statements' plans, kept for the connection's life once made (on the sixth call),
-    must not scan a whole table that grows: idempotency keys, accounts, players."""
+    must not scan a whole table that grows: idempotency keys, accounts, players, limits and
+    plays (the loss check reads a player's week of plays by ix_plays_player_time)."""
     engine = schemas()
     sessions = make_sessionmaker(engine)
     with sessions() as session:
@@ -192,6 +193,16 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
             session=session, block=make_block(100), allow_test=True, actor="test", now=FIRST
         )
     buyers = [funded_player(sessions, f"p{n}", 10_000) for n in range(3)]
+    with sessions() as session:  # one buyer's purchases read their week of plays (0006)
+        limits.set_limits(
+            session=session,
+            player_id=buyers[0],
+            daily_cents=None,
+            weekly_cents=None,
+            monthly_cents=None,
+            loss_weekly_cents=1_000_000,
+            now=FIRST,
+        )
     plans: list[str] = []
     with sessions() as session:
         for n in range(8):  # on one connection: the plans are made, then kept
@@ -214,6 +225,7 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
         orders = [sales.Order(p, 100, Mode.AUTO, "last") for p in buyers]
         sales.sell_many(session=session, orders=orders, now=FIRST)
     shown = "\n".join(plans)
-    for table in ("idempotency_keys", "accounts", "players"):
+    for table in ("idempotency_keys", "accounts", "players", "deposit_limits", "plays"):
         assert f" on {table} " in shown  # its plans were shown
         assert f"Seq Scan on {table}" not in shown, shown
+    assert "ix_plays_player_time" in shown, shown

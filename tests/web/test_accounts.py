@@ -62,6 +62,7 @@ def test_deposit_limits(engine: Engine, player: Player) -> None:
         "daily_cents": 1_000,
         "weekly_cents": None,
         "monthly_cents": 5_000,
+        "loss_weekly_cents": None,
         "pending": [],
     }
     assert player.deposit(600) == 600

@@ -31,8 +31,15 @@ def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
     assert me.json() == {
         "email": "ana@example.org",
         "balance_cents": 0,
-        "limits": {"daily_cents": None, "weekly_cents": None, "monthly_cents": None, "pending": []},
+        "limits": {
+            "daily_cents": None,
+            "weekly_cents": None,
+            "monthly_cents": None,
+            "loss_weekly_cents": None,
+            "pending": [],
+        },
         "self_excluded_until": None,
+        "reality_check_minutes": None,
     }
 
 

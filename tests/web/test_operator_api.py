@@ -17,19 +17,26 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from pharaon.pool.blockfile import write_block
-from pharaon.service import operators
+from pharaon.service import operators, sealing
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
+from pharaon.store.settings import Settings
 from pharaon.store.tables import AuditRecord, LedgerEntry
 from tests.conftest import BlockLoader, Player, make_block
 
 PASSWORD = "a long operator password"
 
 
-def _operator(engine: Engine, email: str, role: str) -> str:
+def _operator(engine: Engine, settings: Settings, email: str, role: str) -> str:
     with make_sessionmaker(engine)() as session:
         created = operators.add(
-            session=session, email=email, password=PASSWORD, role=role, actor="test", now=utcnow()
+            session=session,
+            email=email,
+            password=PASSWORD,
+            role=role,
+            actor="test",
+            now=utcnow(),
+            sealer=sealing.load(settings.keys_dir),
         )
         session.commit()
     return created.totp_secret
@@ -45,10 +52,12 @@ def _log_in(client: TestClient, email: str, secret: str) -> dict[str, str]:
     return {"Authorization": f"Bearer {response.json()['token']}"}
 
 
-def test_roles_and_totp(client: TestClient, engine: Engine, load: BlockLoader) -> None:
+def test_roles_and_totp(
+    client: TestClient, engine: Engine, settings: Settings, load: BlockLoader
+) -> None:
     block_id = load(100, size=30)
-    admin_secret = _operator(engine, "boss@example.org", "admin")
-    analyst_secret = _operator(engine, "eve@example.org", "analyst")
+    admin_secret = _operator(engine, settings, "boss@example.org", "admin")
+    analyst_secret = _operator(engine, settings, "eve@example.org", "analyst")
 
     assert client.get("/api/v1/operator/blocks").status_code == 401
     bad = client.post(
@@ -87,11 +96,13 @@ def test_roles_and_totp(client: TestClient, engine: Engine, load: BlockLoader) -
 
 
 def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
-    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+    client: TestClient, engine: Engine, settings: Settings, load: BlockLoader, player: Player
 ) -> None:
     load(100, size=30)
     load(200, size=30, number=2)
-    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    analyst = _log_in(
+        client, "eve@example.org", _operator(engine, settings, "eve@example.org", "analyst")
+    )
     before = client.get("/api/v1/operator/sales", headers=analyst).json()
     assert (before["stakes_cents"], before["prizes_cents"], before["payout_bp"]) == (0, 0, None)
     assert before["planned_payout_bp"] == 7000
@@ -136,10 +147,14 @@ def test_sales_move_after_purchases_and_the_audit_is_paged_and_checked(
 
 
 def test_upload_a_block_and_read_a_player(
-    client: TestClient, engine: Engine, player: Player, tmp_path: Path
+    client: TestClient, engine: Engine, settings: Settings, player: Player, tmp_path: Path
 ) -> None:
-    admin = _log_in(client, "boss@example.org", _operator(engine, "boss@example.org", "admin"))
-    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    admin = _log_in(
+        client, "boss@example.org", _operator(engine, settings, "boss@example.org", "admin")
+    )
+    analyst = _log_in(
+        client, "eve@example.org", _operator(engine, settings, "eve@example.org", "analyst")
+    )
     path = tmp_path / "b.parquet"
     write_block(make_block(100, size=30, number=7), path)
 
@@ -172,10 +187,11 @@ def test_upload_a_block_and_read_a_player(
 
 
 def test_export_as_a_zip_names_who_took_it(
-    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+    client: TestClient, engine: Engine, settings: Settings, load: BlockLoader, player: Player
 ) -> None:
     load(100, size=30)
-    analyst = _log_in(client, "eve@example.org", _operator(engine, "eve@example.org", "analyst"))
+    secret = _operator(engine, settings, "eve@example.org", "analyst")
+    analyst = _log_in(client, "eve@example.org", secret)
     player.deposit(1_000)
     won = sum(int(player.play(stake).json()["prize_cents"]) for stake in (100, 100, 100))
     today = utcnow().date().isoformat()
@@ -244,3 +260,52 @@ def test_the_console_page_and_the_export_contract(client: TestClient) -> None:
     spec = client.get("/api/v1/openapi.json").json()["paths"]["/api/v1/operator/exports"]["post"]
     assert "application/zip" in spec["responses"]["200"]["content"]
     assert {"401", "403", "422"} <= set(spec["responses"])
+
+
+def test_operator_log_ins_are_throttled_per_account_and_per_address(
+    client: TestClient, engine: Engine, settings: Settings, player: Player
+) -> None:
+    secrets = {n: _operator(engine, settings, f"{n}@example.org", "admin") for n in ("ann", "bob")}
+
+    def attempt(email: str, password: str, code: str) -> Any:
+        return client.post(
+            "/api/v1/operator/sessions",
+            json={"email": email, "password": password, "totp_code": code},
+        )
+
+    for _ in range(5):  # Settings.lockout_failures
+        assert attempt("ann@example.org", "wrong password", "123456").status_code == 401
+    locked = attempt("ann@example.org", PASSWORD, pyotp.TOTP(secrets["ann"]).now())
+    assert locked.status_code == 429, locked.text
+    assert locked.json()["error"] == "locked_out"
+    # From this address, 15 more failures across other accounts make the 20 of
+    # Settings.lockout_address_failures: bob, never wrong himself, is locked out too.
+    for n in range(15):
+        assert attempt(f"nobody{n}@example.org", PASSWORD, "123456").status_code == 401
+    bob = attempt("bob@example.org", PASSWORD, pyotp.TOTP(secrets["bob"]).now())
+    assert bob.status_code == 429, bob.text
+    # Players' log-ins from the address keep their own count.
+    again = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": player.password}
+    )
+    assert again.status_code == 200, again.text
+
+
+def test_a_wrong_totp_key_file_is_said_plainly(
+    client: TestClient, engine: Engine, settings: Settings
+) -> None:
+    secret = _operator(engine, settings, "boss@example.org", "admin")
+    key_file = settings.keys_dir / sealing.KEY_FILE
+    key_file.unlink()
+    sealing.load(settings.keys_dir)  # another key, as if the wrong file were restored
+    response = client.post(
+        "/api/v1/operator/sessions",
+        json={
+            "email": "boss@example.org",
+            "password": PASSWORD,
+            "totp_code": pyotp.TOTP(secret).now(),
+        },
+    )
+    assert response.status_code == 500, response.text
+    assert response.json()["error"] == "misconfigured"
+    assert "key file" in response.json()["detail"]

@@ -3,11 +3,13 @@ record; on both databases."""
 
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select
 
+from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Account, AuditRecord
@@ -95,3 +97,86 @@ def test_account_closure(client: TestClient, engine: Engine, player: Player) -> 
             select(Account.balance_cents).where(Account.player_id == player.player_id)
         ).scalar_one()
     assert balance == 700
+
+
+def test_a_play_past_the_loss_limit_is_refused(
+    engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    load(100, size=30)
+    player.deposit(1_000)
+    body = {"daily_cents": None, "weekly_cents": None, "monthly_cents": None}
+    r = player.put("/me/limits", {**body, "loss_weekly_cents": 100})
+    assert r.status_code == 200, r.text
+    assert r.json()["loss_weekly_cents"] == 100
+    assert player.put("/me/limits", {**body, "loss_weekly_cents": -1}).status_code == 422
+    assert player.play(100, mode="jouer").status_code == 201  # its lot waits: a loss of 1 €
+    refused = player.play(100, mode="jouer")
+    assert refused.status_code == 403, refused.text
+    assert refused.json()["error"] == "loss_limit"
+    # A body without the loss limit leaves it as it is.
+    assert player.put("/me/limits", body).json()["loss_weekly_cents"] == 100
+    assert player.get("/me").json()["limits"]["loss_weekly_cents"] == 100
+    assert _records(engine, "loss_limit") == [f"player:{player.player_id}"]
+
+
+def test_the_reality_check_setting_and_the_session_figures(
+    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+) -> None:
+    assert player.get("/me").json()["reality_check_minutes"] is None
+    for wrong in (7, "15", 0):
+        assert player.put("/me/reality-check", {"minutes": wrong}).status_code == 422
+    r = player.put("/me/reality-check", {"minutes": 15})
+    assert r.status_code == 200, r.text
+    assert player.get("/me").json()["reality_check_minutes"] == 15
+    assert _records(engine, "reality_check") == [f"player:{player.player_id}"]
+
+    load(100, size=30)
+    player.deposit(1_000)
+    autos = [player.play(100).json() for _ in range(2)]
+    jouer = player.play(100, mode="jouer").json()
+    figures = player.get("/me/session").json()
+    wins = sum(p["prize_cents"] for p in autos)  # the jouer lot is not credited yet
+    assert (figures["stakes_cents"], figures["wins_cents"]) == (300, wins)
+    assert figures["net_cents"] == wins - 300
+    assert figures["reality_check_minutes"] == 15
+    assert 0 <= figures["elapsed_seconds"] < 60
+    for grid in (1, 2, 3, 4):
+        done = player.post(f"/plays/{jouer['play_id']}/reveal", {"grid": grid})
+        assert done.status_code == 200, done.text
+    lot = done.json()["prize_cents"]
+    assert player.get("/me/session").json()["net_cents"] == wins + lot - 300
+    # Another log-in starts a session of its own: nothing played in it yet.
+    token = client.post(
+        "/api/v1/sessions", json={"email": player.email, "password": player.password}
+    ).json()["token"]
+    client.cookies.clear()
+    fresh = client.get("/api/v1/me/session", headers={"Authorization": f"Bearer {token}"})
+    assert (fresh.json()["stakes_cents"], fresh.json()["net_cents"]) == (0, 0)
+    assert player.put("/me/reality-check", {"minutes": None}).json() == {"minutes": None}
+
+
+def test_every_protection_change_is_one_audit_record(engine: Engine, player: Player) -> None:
+    body = {"daily_cents": 5_000, "weekly_cents": None, "monthly_cents": None}
+    assert player.put("/me/limits", {**body, "loss_weekly_cents": 2_000}).status_code == 200
+    assert player.put("/me/reality-check", {"minutes": 30}).status_code == 200
+    assert player.post("/me/cool-off", {"hours": 24}).status_code == 200
+    assert player.post("/me/self-exclusion", {"days": 2}).status_code == 200
+    with make_sessionmaker(engine)() as session:
+        rows = session.execute(
+            select(AuditRecord.kind, AuditRecord.actor, AuditRecord.payload)
+            .where(AuditRecord.actor == f"player:{player.player_id}")
+            .order_by(AuditRecord.seq)
+        ).all()
+        assert run_audit(session=session).ok
+    assert [kind for kind, _, _ in rows] == [
+        "deposit_limits",
+        "loss_limit",
+        "reality_check",
+        "cool_off",
+        "self_exclusion",
+    ]
+    payloads = [json.loads(payload) for _, _, payload in rows]
+    assert payloads[1] == {"player_id": player.player_id, "loss_weekly_cents": 2_000}
+    assert payloads[2] == {"player_id": player.player_id, "minutes": 30}
+    assert payloads[3]["hours"] == 24
+    assert payloads[4]["days"] == 2

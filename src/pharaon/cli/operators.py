@@ -63,7 +63,7 @@ def operators_add(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Add an operator; the password is asked (never in argv) and the TOTP secret shown once."""
-    from pharaon.service import operators
+    from pharaon.service import operators, sealing
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
 
@@ -73,6 +73,7 @@ def operators_add(
         actor = acting(session, as_email, admin=True)
         try:
             created = operators.add(
+                sealer=sealing.load(settings.keys_dir),
                 session=session,
                 email=email,
                 password=password,

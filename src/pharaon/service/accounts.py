@@ -138,16 +138,7 @@ def log_in(
     counted = [(address, max_failures)]
     if client:
         counted.append((address_key(client), max_address_failures))
-    locked_until = session.execute(
-        select(func.max(LoginFailure.locked_until)).where(
-            LoginFailure.email.in_([key for key, _ in counted])
-        )
-    ).scalar_one_or_none()
-    if locked_until is not None and locked_until > now:
-        session.rollback()
-        raise LockedOutError(
-            f"too many failed logins: try again after {locked_until.isoformat(timespec='seconds')}"
-        )
+    check_not_locked(session, [key for key, _ in counted], now)
     player = session.execute(
         select(Player.id, Player.password_hash, Player.closed_at).where(Player.email == address)
     ).first()
@@ -156,11 +147,9 @@ def log_in(
     if player is None or not _verify(player.password_hash, password):
         if player is None:
             _verify(_DUMMY_HASH, password)  # the same time whether the email exists or not
-        for key, most in counted:
-            _count_failure(session, key, now, most, lockout)
-        session.commit()
+        count_failures(session, counted, now, lockout)
         raise UnauthorizedError("wrong email or password")
-    session.execute(delete(LoginFailure).where(LoginFailure.email == address))
+    clear_failures(session, address)
     if _hasher.check_needs_rehash(player.password_hash):
         session.execute(
             update(Player).where(Player.id == player.id).values(password_hash=_hash(password))
@@ -168,6 +157,35 @@ def log_in(
     created = sessions.create(session, player_id=int(player.id), now=now)
     session.commit()
     return created
+
+
+def check_not_locked(session: Session, keys: list[str], now: datetime) -> None:
+    """:class:`LockedOutError` (429) while any of the lock-out rows ``keys`` is locked; the
+    one throttle of players' and operators' log-ins (keys: an email, :func:`address_key`,
+    :func:`pharaon.service.operators.throttle_keys`)."""
+    locked_until = session.execute(
+        select(func.max(LoginFailure.locked_until)).where(LoginFailure.email.in_(keys))
+    ).scalar_one_or_none()
+    if locked_until is not None and locked_until > now:
+        session.rollback()
+        raise LockedOutError(
+            f"too many failed logins: try again after {locked_until.isoformat(timespec='seconds')}"
+        )
+
+
+def count_failures(
+    session: Session, counted: list[tuple[str, int]], now: datetime, lockout: timedelta
+) -> None:
+    """Count a failed log-in on each row of ``counted`` (key, failures that lock it out for
+    ``lockout``), and commit: the count stays though the log-in fails."""
+    for key, most in counted:
+        _count_failure(session, key, now, most, lockout)
+    session.commit()
+
+
+def clear_failures(session: Session, key: str) -> None:
+    """A successful log-in clears the count of its account's row (not its address's)."""
+    session.execute(delete(LoginFailure).where(LoginFailure.email == key))
 
 
 def _count_failure(

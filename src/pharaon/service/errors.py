@@ -43,6 +43,10 @@ class DepositLimitReachedError(ForbiddenError):
     code = "deposit_limit"
 
 
+class LossLimitReachedError(ForbiddenError):
+    code = "loss_limit"
+
+
 class NotFoundError(ServiceError):
     code = "not_found"
 

@@ -1,7 +1,16 @@
-"""Responsible gaming: deposit limits per 24 h, 7 and 30 days, and self-exclusion.
+"""Responsible gaming: deposit limits per 24 h, 7 and 30 days, a loss limit per 7 days, and
+self-exclusion.
 
 A lowered limit applies at once; a raised one (or its removal) only after 24 hours, and waits
-as pending until then.
+as pending until then. The loss limit is a row of ``deposit_limits`` of period ``loss``, so it
+follows the same rule.
+
+The net loss of a player at ``now`` (docs/rules.md §6): over the plays bought in the 7 days
+before ``now`` (``created_at > now - 7 days``), their stakes minus the lots already credited to
+the player (an ``auto`` play's lot, or a ``jouer`` play's once its fourth grid is uncovered; a
+lot still in the pending account counts 0). A purchase is refused if that loss plus its stake
+would pass the limit in force. The sale checks it in Python (:func:`losses`, SQLite) and in
+``pharaon_sell`` (migration 0006, PostgreSQL), by the same query on ``ix_plays_player_time``.
 """
 
 from __future__ import annotations
@@ -9,19 +18,28 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Literal
 
-from sqlalchemy import func, select, update
+from sqlalchemy import Connection, bindparam, case, func, or_, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service import audit
-from pharaon.service.errors import DepositLimitReachedError, InvalidError, SelfExcludedError
-from pharaon.store.tables import Deposit, DepositLimit, Player
+from pharaon.service.errors import (
+    DepositLimitReachedError,
+    InvalidError,
+    LossLimitReachedError,
+    SelfExcludedError,
+)
+from pharaon.store.tables import Deposit, DepositLimit, Player, PlayRow
 
 PERIODS: dict[str, timedelta] = {
     "daily": timedelta(hours=24),
     "weekly": timedelta(days=7),
     "monthly": timedelta(days=30),
 }
+LOSS = "loss"  # the period of the loss limit's row in deposit_limits
+LOSS_WINDOW = timedelta(days=7)
+KINDS = (*PERIODS, LOSS)
 RAISE_DELAY = timedelta(hours=24)
 MAX_EXCLUSION_DAYS = 3650
 
@@ -41,12 +59,14 @@ class Limits:
     weekly_cents: int | None
     monthly_cents: int | None
     pending: tuple[Pending, ...]
+    loss_weekly_cents: int | None = None
 
     def of(self, period: str) -> int | None:
         return {
             "daily": self.daily_cents,
             "weekly": self.weekly_cents,
             "monthly": self.monthly_cents,
+            LOSS: self.loss_weekly_cents,
         }[period]
 
 
@@ -88,12 +108,14 @@ def in_force(rows: Iterable[LimitRow], now: datetime) -> Limits:
     by_period = {row[0]: row for row in rows}
     values: dict[str, int | None] = {}
     pending: list[Pending] = []
-    for period in PERIODS:
+    for period in KINDS:
         value, waiting = _in_force(by_period.get(period), now)
         values[period] = value
         if waiting is not None:
             pending.append(waiting)
-    return Limits(values["daily"], values["weekly"], values["monthly"], tuple(pending))
+    return Limits(
+        values["daily"], values["weekly"], values["monthly"], tuple(pending), values[LOSS]
+    )
 
 
 def get_limits(*, session: Session, player_id: int, now: datetime) -> Limits:
@@ -113,12 +135,16 @@ def set_limits(
     weekly_cents: int | None,
     monthly_cents: int | None,
     now: datetime,
+    loss_weekly_cents: int | Literal["keep"] | None = "keep",
 ) -> Limits:
-    """Set the three limits (None: no limit); lowering applies now, raising in 24 hours."""
+    """Set the three deposit limits and, unless ``"keep"``, the loss limit (None: no limit);
+    lowering applies now, raising in 24 hours. Each change is an audit record."""
     wanted = {"daily": daily_cents, "weekly": weekly_cents, "monthly": monthly_cents}
+    if loss_weekly_cents != "keep":
+        wanted[LOSS] = loss_weekly_cents
     for period, value in wanted.items():
         if value is not None and value < 0:
-            raise InvalidError(f"{period}_cents must be >= 0 or null, got {value}")
+            raise InvalidError(f"{_field(period)} must be >= 0 or null, got {value}")
     rows = _rows(session, player_id)
     for period, new in wanted.items():
         row = rows.get(period)
@@ -137,11 +163,79 @@ def set_limits(
         session,
         kind="deposit_limits",
         actor=f"player:{player_id}",
-        payload={"player_id": player_id, **{f"{p}_cents": v for p, v in wanted.items()}},
+        payload={"player_id": player_id, **{f"{p}_cents": wanted[p] for p in PERIODS}},
         now=now,
     )
+    if LOSS in wanted:
+        audit.append(
+            session,
+            kind="loss_limit",
+            actor=f"player:{player_id}",
+            payload={"player_id": player_id, "loss_weekly_cents": wanted[LOSS]},
+            now=now,
+        )
     session.commit()
     return get_limits(session=session, player_id=player_id, now=now)
+
+
+def _field(period: str) -> str:
+    return "loss_weekly_cents" if period == LOSS else f"{period}_cents"
+
+
+# A play's lot as credited to the player so far: an auto play's at once, a jouer play's at
+# its fourth grid (until then it waits in the pending account).
+CREDITED_LOT = case(
+    (or_(PlayRow.mode == "auto", PlayRow.revealed == 15), PlayRow.prize_cents), else_=0
+)
+# A player's net loss over the window: stakes minus the lots already credited (see above).
+_NET_LOSS = (
+    select(func.coalesce(func.sum(PlayRow.stake_cents - CREDITED_LOT), 0))
+    .where(PlayRow.player_id == DepositLimit.player_id, PlayRow.created_at > bindparam("since"))
+    .correlate(DepositLimit)
+    .scalar_subquery()
+)
+# One statement for a batch's buyers; only those with a loss limit row read their plays.
+_LOSSES = select(*LIMIT_COLUMNS, DepositLimit.player_id, _NET_LOSS).where(
+    DepositLimit.player_id.in_(bindparam("players", expanding=True)),
+    DepositLimit.period == LOSS,
+)
+
+
+def losses(
+    connection: Connection, player_ids: Iterable[int], now: datetime
+) -> dict[int, tuple[int, int]]:
+    """(loss limit in force, net loss over the last 7 days) by player, for those of
+    ``player_ids`` who have a loss limit in force at ``now``."""
+    found: dict[int, tuple[int, int]] = {}
+    players = sorted(set(player_ids))
+    if not players:
+        return found
+    rows = connection.execute(_LOSSES, {"players": players, "since": now - LOSS_WINDOW})
+    for period, amount, pending, effective_at, player_id, loss in rows:
+        limit, _ = _in_force((period, amount, pending, effective_at), now)
+        if limit is not None:
+            found[int(player_id)] = (int(limit), int(loss))
+    return found
+
+
+def loss_refusal(limit_cents: int, loss_cents: int, stake_cents: int) -> LossLimitReachedError:
+    """The refusal of a stake that would take the net loss past the limit."""
+    return LossLimitReachedError(
+        f"weekly loss limit {limit_cents} cents: a net loss of {loss_cents} cents over the "
+        f"last 7 days, a stake of {stake_cents} more would pass it"
+    )
+
+
+def over_loss_limit(
+    connection: Connection, stakes: dict[int, int], now: datetime
+) -> dict[int, LossLimitReachedError]:
+    """The players of ``stakes`` (stake by player id) whose stake would pass their loss limit,
+    and why; in one statement. The caller holds the buyers' account locks."""
+    refused = {}
+    for player_id, (limit, loss) in losses(connection, stakes, now).items():
+        if loss + stakes[player_id] > limit:
+            refused[player_id] = loss_refusal(limit, loss, stakes[player_id])
+    return refused
 
 
 def check_not_excluded(excluded_until: datetime | None, now: datetime) -> None:

@@ -22,6 +22,7 @@ from pharaon.service.errors import (
     NotFoundError,
     UnauthorizedError,
 )
+from pharaon.service.sealing import Sealer, is_sealed
 from pharaon.service.sessions import NewSession, token_digest
 from pharaon.store.tables import OPERATOR_ROLES, Operator, OperatorSession
 
@@ -70,9 +71,17 @@ def _check_role(role: str) -> str:
 
 
 def add(
-    *, session: Session, email: str, password: str, role: str, actor: str, now: datetime
+    *,
+    session: Session,
+    email: str,
+    password: str,
+    role: str,
+    actor: str,
+    now: datetime,
+    sealer: Sealer,
 ) -> NewOperator:
-    """Create an operator with a fresh TOTP secret; an ``operator_added`` audit record."""
+    """Create an operator with a fresh TOTP secret (stored sealed by ``sealer``); an
+    ``operator_added`` audit record."""
     address = accounts.normalise_email(email)
     _check_role(role)
     if not accounts.PASSWORD_MIN <= len(password) <= accounts.PASSWORD_MAX:
@@ -88,7 +97,7 @@ def add(
         .values(
             email=address,
             password_hash=accounts._hash(password),
-            totp_secret=secret,
+            totp_secret=sealer.seal(secret, email=address),
             role=role,
             created_at=now,
         )
@@ -118,15 +127,42 @@ def _accepted_step(secret: str, code: str, now: datetime, last_step: int | None)
     return None
 
 
+def throttle_keys(email: str, client: str | None) -> list[str]:
+    """The lock-out rows of an operator's log-in in ``login_failures`` (shared with players):
+    its email and its client address, behind a prefix with a space, which no player's email
+    holds, so an operator's count and a player's never meet."""
+    keys = [f"operator {email}"[:254]]
+    if client:
+        keys.append(f"operator {accounts.address_key(client)}"[:254])
+    return keys
+
+
 def log_in(
-    *, session: Session, email: str, password: str, totp_code: str, now: datetime
+    *,
+    session: Session,
+    email: str,
+    password: str,
+    totp_code: str,
+    now: datetime,
+    sealer: Sealer,
+    client: str | None = None,
+    max_failures: int = 5,
+    lockout: timedelta = timedelta(minutes=15),
+    max_address_failures: int = 20,
 ) -> NewSession:
-    """A new operator session for the right password and a fresh TOTP code; else 401."""
+    """A new operator session for the right password and a fresh TOTP code; else 401. As for
+    players (:func:`pharaon.service.accounts.log_in`), ``max_failures`` wrong ones (password
+    or code) for an email, or ``max_address_failures`` from the ``client`` address, lock
+    log-ins out for ``lockout`` (429), even with the right ones; failures are committed.
+    ``sealer`` opens the stored TOTP secret, and seals one still in clear (before 0006)."""
     refused = UnauthorizedError("wrong email, password or one-time code")
     try:
         address = accounts.normalise_email(email)
-    except InvalidError as exc:
-        raise refused from exc
+    except InvalidError:
+        address = email.strip().lower()[:254]  # counted all the same, never found
+    keys = throttle_keys(address, client)
+    counted = list(zip(keys, (max_failures, max_address_failures), strict=False))
+    accounts.check_not_locked(session, keys, now)
     row = session.execute(
         select(
             Operator.id, Operator.password_hash, Operator.totp_secret, Operator.last_totp_step
@@ -134,13 +170,21 @@ def log_in(
     ).first()
     if row is None:
         accounts._verify(accounts._DUMMY_HASH, password)  # the same time, known email or not
+        accounts.count_failures(session, counted, now, lockout)
         raise refused
     if not accounts._verify(row.password_hash, password):
+        accounts.count_failures(session, counted, now, lockout)
         raise refused
-    step = _accepted_step(row.totp_secret, totp_code, now, row.last_totp_step)
+    secret = sealer.open(row.totp_secret, email=address)
+    step = _accepted_step(secret, totp_code, now, row.last_totp_step)
     if step is None:
+        accounts.count_failures(session, counted, now, lockout)
         raise refused
-    session.execute(update(Operator).where(Operator.id == row.id).values(last_totp_step=step))
+    accounts.clear_failures(session, keys[0])
+    changes: dict[str, object] = {"last_totp_step": step}
+    if not is_sealed(row.totp_secret):
+        changes["totp_secret"] = sealer.seal(secret, email=address)
+    session.execute(update(Operator).where(Operator.id == row.id).values(**changes))
     token = secrets.token_urlsafe(32)
     csrf = secrets.token_urlsafe(32)
     session.execute(

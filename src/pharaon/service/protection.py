@@ -1,18 +1,22 @@
-"""The player's protection beyond deposit limits: a cool-off of 24 hours to 7 days and a
-password change; each is an audit record. The caller commits."""
+"""The player's protection beyond deposit and loss limits: a cool-off of 24 hours to 7 days,
+the reality check (its interval, and the session's figures it shows) and a password change;
+each change is an audit record. The caller commits."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service import accounts, audit, limits
-from pharaon.service.errors import ForbiddenError, InvalidError
-from pharaon.store.tables import Player, SessionRow
+from pharaon.service.errors import ForbiddenError, InvalidError, UnauthorizedError
+from pharaon.store.tables import Player, PlayRow, SessionRow
 
 COOL_OFF_HOURS = (24, 7 * 24)
+# The intervals a player may choose between two reality checks, in minutes (None: off).
+REALITY_CHECK_MINUTES = (15, 30, 60, 120)
 
 
 def _actor(player_id: int) -> str:
@@ -92,4 +96,70 @@ def close_account(*, session: Session, player_id: int, password: str, now: datet
         actor=_actor(player_id),
         payload={"player_id": player_id},
         now=now,
+    )
+
+
+def set_reality_check(
+    *, session: Session, player_id: int, minutes: int | None, now: datetime
+) -> int | None:
+    """Show the reality check every ``minutes`` of a session (one of
+    :data:`REALITY_CHECK_MINUTES`), or never (None); it applies at once either way."""
+    if minutes is not None and minutes not in REALITY_CHECK_MINUTES:
+        allowed = ", ".join(str(m) for m in REALITY_CHECK_MINUTES)
+        raise InvalidError(f"minutes must be null or one of {allowed}, got {minutes}")
+    session.execute(
+        update(Player).where(Player.id == player_id).values(reality_check_minutes=minutes)
+    )
+    audit.append(
+        session,
+        kind="reality_check",
+        actor=_actor(player_id),
+        payload={"player_id": player_id, "minutes": minutes},
+        now=now,
+    )
+    return minutes
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFigures:
+    """What the reality check shows of a log-in session: since ``started_at``, the stakes of
+    the plays bought and their lots credited so far (a jouer lot at its fourth grid)."""
+
+    started_at: datetime
+    elapsed_seconds: int
+    stakes_cents: int
+    wins_cents: int
+    reality_check_minutes: int | None
+
+    @property
+    def net_cents(self) -> int:
+        """Wins minus stakes: negative when the session has cost the player."""
+        return self.wins_cents - self.stakes_cents
+
+
+def session_figures(
+    *, connection: Connection, player_id: int, token_sha256: str, now: datetime
+) -> SessionFigures:
+    """The figures of the session ``token_sha256`` of ``player_id`` at ``now``; the plays are
+    read by ``ix_plays_player_time``."""
+    row = connection.execute(
+        select(SessionRow.created_at, Player.reality_check_minutes)
+        .join(Player, Player.id == SessionRow.player_id)
+        .where(SessionRow.token_sha256 == token_sha256, SessionRow.player_id == player_id)
+    ).first()
+    if row is None:
+        raise UnauthorizedError("not logged in, or the session has ended")
+    started: datetime = row.created_at
+    stakes, wins = connection.execute(
+        select(
+            func.coalesce(func.sum(PlayRow.stake_cents), 0),
+            func.coalesce(func.sum(limits.CREDITED_LOT), 0),
+        ).where(PlayRow.player_id == player_id, PlayRow.created_at >= started)
+    ).one()
+    return SessionFigures(
+        started_at=started,
+        elapsed_seconds=max(0, int((now - started).total_seconds())),
+        stakes_cents=int(stakes),
+        wins_cents=int(wins),
+        reality_check_minutes=row.reality_check_minutes,
     )

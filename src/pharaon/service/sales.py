@@ -11,7 +11,9 @@ the whole batch (claim the keys, debit the stakes, take the units, credit the lo
 function ``pharaon_sell`` (migration 0002: :func:`_sell_in_postgres`), so the hot rows are
 held for the time of that call rather than over a dozen round trips. An order that is refused
 (short balance, sold out, self-excluded, a conflicting key) has its key given back and its
-stake refunded in the same transaction, and the others go on.
+stake refunded in the same transaction, and the others go on. A stake that would take the
+player's net loss past the weekly loss limit is refused before any debit
+(:func:`pharaon.service.limits.over_loss_limit`; ``pharaon_sell`` since migration 0006).
 
 Units are taken from the open block at each price by reading its ``next_serial`` with the row
 locked (``FOR UPDATE`` on PostgreSQL; SQLite's write lock is held from ``BEGIN IMMEDIATE``) and
@@ -302,6 +304,8 @@ def _sell_in_postgres(
             unsold.refused[index] = _not_debited(order, row.excluded_until, now)
         elif row.outcome == "sold_out":
             unsold.refused[index] = _sold_out(order)
+        elif row.outcome == "loss_limit":
+            unsold.refused[index] = _over_loss(session, order, now)
         else:
             raise RuntimeError(f"pharaon_sell answered an unknown outcome {row.outcome!r}")
     return sold
@@ -328,6 +332,13 @@ def _not_debited(order: Order, excluded_until: datetime | None, now: datetime) -
     return InsufficientFundsError(
         f"the balance is less than the stake of {order.stake_cents} cents"
     )
+
+
+def _over_loss(session: Session, order: Order, now: datetime) -> ServiceError:
+    """The refusal of an order ``pharaon_sell`` found over the loss limit, with its figures
+    read again (a refusal is rare: the sale itself does not return them)."""
+    limit, loss = limits.losses(session.connection(), [order.player_id], now)[order.player_id]
+    return limits.loss_refusal(limit, loss, order.stake_cents)
 
 
 def _sold_out(order: Order) -> ServiceError:
@@ -367,7 +378,13 @@ def _sell(
     if len(players) > 1:
         # The buyers' accounts first, in id order, before any block.
         connection.execute(_LOCK_ACCOUNTS, {"players": players})
-    debited = _debit(connection, wanted, refused, now)
+    over = limits.over_loss_limit(
+        connection, {w.order.player_id: w.order.stake_cents for w in wanted}, now
+    )
+    for w in wanted:
+        if w.order.player_id in over:
+            refused[w.index] = over[w.order.player_id]
+    debited = _debit(connection, [w for w in wanted if w.index not in refused], refused, now)
     taken = _take_units(session, connection, [w for w in wanted if w.index in debited])
     sold_out = [w for w in wanted if w.index in debited and w.index not in taken]
     for w in sold_out:

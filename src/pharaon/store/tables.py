@@ -68,6 +68,8 @@ class Player(Base):
     self_excluded_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # A closed account keeps its row and its balance on the ledger; it can no longer log in.
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # Minutes between two reality checks on the player's page; None: off.
+    reality_check_minutes: Mapped[int | None] = mapped_column(SmallInteger, nullable=True)
 
 
 class LoginFailure(Base):
@@ -138,12 +140,13 @@ class Deposit(Base):
 
 
 class DepositLimit(Base):
-    """A player's limit for one period; a raise waits in ``pending_*`` for 24 h."""
+    """A player's limit for one period (daily, weekly, monthly: deposits; loss: the net loss
+    over 7 days); a raise waits in ``pending_*`` for 24 h."""
 
     __tablename__ = "deposit_limits"
 
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
-    period: Mapped[str] = mapped_column(String(8), primary_key=True)  # daily, weekly, monthly
+    period: Mapped[str] = mapped_column(String(8), primary_key=True)  # daily .. monthly, loss
     amount_cents: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # None: no limit
     pending_cents: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     pending_effective_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
@@ -228,6 +231,8 @@ class PlayRow(Base):
     __table_args__ = (
         UniqueConstraint("block_id", "serial", name="uq_plays_unit"),
         Index("ix_plays_player_id", "player_id", "id"),
+        # The net loss over the last 7 days, read by each purchase of a player with a loss limit.
+        Index("ix_plays_player_time", "player_id", "created_at"),
         Index("ix_plays_block_prize", "block_id", "prize_cents"),
         Index(
             "ix_plays_unfinished",
@@ -315,8 +320,9 @@ class Operator(Base):
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     email: Mapped[str] = mapped_column(String(254), unique=True)
     password_hash: Mapped[str] = mapped_column(String(200))
-    # Kept in clear: verifying a TOTP code needs the shared secret itself (RFC 6238).
-    totp_secret: Mapped[str] = mapped_column(String(64))
+    # Sealed with AES-GCM (service/sealing.py): verifying a code needs the secret itself
+    # (RFC 6238), so it cannot be hashed; rows from before migration 0006 may still be clear.
+    totp_secret: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # The last TOTP time step accepted, so a code cannot be replayed.

@@ -22,6 +22,7 @@ STATUS = {
     "underage": 403,
     "self_excluded": 403,
     "deposit_limit": 403,
+    "loss_limit": 403,
     "not_found": 404,
     "conflict": 409,
     "email_taken": 409,
@@ -29,6 +30,7 @@ STATUS = {
     "block_refused": 409,
     "validation_error": 422,
     "locked_out": 429,
+    "misconfigured": 500,
     "sold_out": 503,
     "unavailable": 503,
 }

@@ -50,10 +50,12 @@ class LimitsIn(_In):
     daily_cents: Cents | None = Field(ge=0, le=10**12)
     weekly_cents: Cents | None = Field(ge=0, le=10**12)
     monthly_cents: Cents | None = Field(ge=0, le=10**12)
+    # Left out: unchanged (a body without it does not remove the loss limit).
+    loss_weekly_cents: Cents | None = Field(default=None, ge=0, le=10**12)
 
 
 class PendingOut(BaseModel):
-    period: str  # daily, weekly or monthly
+    period: str  # daily, weekly, monthly or loss
     amount_cents: int | None
     effective_at: datetime
 
@@ -62,6 +64,7 @@ class LimitsOut(BaseModel):
     daily_cents: int | None
     weekly_cents: int | None
     monthly_cents: int | None
+    loss_weekly_cents: int | None
     pending: list[PendingOut]
 
     @classmethod
@@ -70,6 +73,7 @@ class LimitsOut(BaseModel):
             daily_cents=limits.daily_cents,
             weekly_cents=limits.weekly_cents,
             monthly_cents=limits.monthly_cents,
+            loss_weekly_cents=limits.loss_weekly_cents,
             pending=[
                 PendingOut(
                     period=p.period, amount_cents=p.amount_cents, effective_at=p.effective_at
@@ -84,6 +88,7 @@ class MeOut(BaseModel):
     balance_cents: int
     limits: LimitsOut
     self_excluded_until: datetime | None
+    reality_check_minutes: int | None  # None: no reality check
 
 
 class SelfExclusionIn(_In):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from fastapi import APIRouter
 
 from pharaon.service import limits, standing
@@ -19,6 +21,7 @@ def _me(current: Current, found: standing.Standing) -> MeOut:
         balance_cents=found.balance_cents,
         limits=LimitsOut.of(found.limits),
         self_excluded_until=found.self_excluded_until,
+        reality_check_minutes=found.reality_check_minutes,
     )
 
 
@@ -34,7 +37,11 @@ async def me(current: CurrentPlayer, reads: ReadsDep) -> MeOut:
 
 @router.put("/me/limits")
 def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> LimitsOut:
-    """Set the deposit limits: lowering applies at once, raising after 24 hours."""
+    """Set the deposit limits and the weekly loss limit (left out: unchanged): lowering
+    applies at once, raising after 24 hours."""
+    loss: int | Literal["keep"] | None = "keep"
+    if "loss_weekly_cents" in body.model_fields_set:
+        loss = body.loss_weekly_cents
     found = limits.set_limits(
         session=session,
         player_id=current.player_id,
@@ -42,6 +49,7 @@ def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> L
         weekly_cents=body.weekly_cents,
         monthly_cents=body.monthly_cents,
         now=utcnow(),
+        loss_weekly_cents=loss,
     )
     return LimitsOut.of(found)
 

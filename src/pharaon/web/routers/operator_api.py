@@ -26,6 +26,7 @@ from pharaon.service import (
     operators,
     player_view,
     sales_report,
+    sealing,
 )
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
@@ -111,15 +112,25 @@ AdminDep = Annotated[operators.CurrentOperator, Depends(admin)]
 
 @router.post("/sessions")
 def log_in(
-    body: OperatorLoginIn, response: Response, session: SessionDep, settings: SettingsDep
+    body: OperatorLoginIn,
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    settings: SettingsDep,
 ) -> SessionOut:
-    """Log in with e-mail, password and the authenticator's one-time code."""
+    """Log in with e-mail, password and the authenticator's one-time code; locked out (429)
+    after repeated failures, as players are."""
     created = operators.log_in(
         session=session,
         email=body.email,
         password=body.password,
         totp_code=body.totp_code,
         now=utcnow(),
+        sealer=sealing.load(settings.keys_dir),
+        client=request.client.host if request.client else None,
+        max_failures=settings.lockout_failures,
+        lockout=timedelta(minutes=settings.lockout_minutes),
+        max_address_failures=settings.lockout_address_failures,
     )
     session.commit()
     secure = settings.cookie_secure

@@ -1,4 +1,5 @@
-"""The player's protection: ``POST /me/cool-off``, ``PUT /me/password``, ``POST /me/closure``."""
+"""The player's protection: ``POST /me/cool-off``, ``PUT /me/reality-check``,
+``GET /me/session``, ``PUT /me/password``, ``POST /me/closure``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pydantic import BaseModel, Field, StrictInt, StrictStr
 
 from pharaon.service import protection
 from pharaon.service.clock import utcnow
-from pharaon.web.deps import CurrentPlayer, SessionDep
+from pharaon.web.deps import CurrentPlayer, ReaderDep, SessionDep
 from pharaon.web.schemas import _In
 
 router = APIRouter(tags=["protection"])
@@ -21,6 +22,27 @@ class CoolOffIn(_In):
 
 class CoolOffOut(BaseModel):
     until: datetime
+
+
+class RealityCheckIn(_In):
+    minutes: StrictInt | None = Field(
+        json_schema_extra={"enum": [*protection.REALITY_CHECK_MINUTES, None]}
+    )
+
+
+class RealityCheckOut(BaseModel):
+    minutes: int | None
+
+
+class SessionFiguresOut(BaseModel):
+    """The figures of the reality check, since the log-in."""
+
+    started_at: datetime
+    elapsed_seconds: int
+    stakes_cents: int
+    wins_cents: int
+    net_cents: int
+    reality_check_minutes: int | None
 
 
 class PasswordIn(_In):
@@ -36,6 +58,38 @@ def cool_off(body: CoolOffIn, current: CurrentPlayer, session: SessionDep) -> Co
     )
     session.commit()
     return CoolOffOut(until=until)
+
+
+@router.put("/me/reality-check")
+def set_reality_check(
+    body: RealityCheckIn, current: CurrentPlayer, session: SessionDep
+) -> RealityCheckOut:
+    """Show the reality check every ``minutes`` of a session (15, 30, 60, 120), or never."""
+    minutes = protection.set_reality_check(
+        session=session, player_id=current.player_id, minutes=body.minutes, now=utcnow()
+    )
+    session.commit()
+    return RealityCheckOut(minutes=minutes)
+
+
+@router.get("/me/session")
+def session_figures(current: CurrentPlayer, reader: ReaderDep) -> SessionFiguresOut:
+    """Time played since the log-in, and the session's stakes, wins and net result."""
+    with reader.connect() as connection:
+        found = protection.session_figures(
+            connection=connection,
+            player_id=current.player_id,
+            token_sha256=current.token_sha256,
+            now=utcnow(),
+        )
+    return SessionFiguresOut(
+        started_at=found.started_at,
+        elapsed_seconds=found.elapsed_seconds,
+        stakes_cents=found.stakes_cents,
+        wins_cents=found.wins_cents,
+        net_cents=found.net_cents,
+        reality_check_minutes=found.reality_check_minutes,
+    )
 
 
 @router.put("/me/password", status_code=status.HTTP_204_NO_CONTENT)

@@ -1,11 +1,18 @@
-// The account: deposits of play money, deposit limits, self-exclusion.
+// The account: deposits of play money, deposit and loss limits, the reality check's interval,
+// self-exclusion.
 
 import { api, newIdempotencyKey } from "./api.js";
 import { centsToField, formatCents, parseEuros } from "./money.js";
 import { formatWhen, t } from "./i18n.js";
 import { busy, clearMessage, el, emit, on, say, sayError, state } from "./ui.js";
 
-const PERIODS = ["daily", "weekly", "monthly"];
+// Each limit's field (limit-<period>) and its key in the API's Limits.
+const LIMIT_KEYS = {
+  daily: "daily_cents",
+  weekly: "weekly_cents",
+  monthly: "monthly_cents",
+  loss: "loss_weekly_cents",
+};
 const MAX_DAYS = 3650;
 
 const $ = (id) => document.getElementById(id);
@@ -24,6 +31,10 @@ export function initAccount() {
   $("limits-form").addEventListener("submit", (event) => {
     event.preventDefault();
     saveLimits();
+  });
+  $("reality-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    saveRealityCheck();
   });
   $("exclusion-form").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -53,7 +64,7 @@ async function deposit(cents, key) {
 
 async function saveLimits() {
   const body = {};
-  for (const period of PERIODS) {
+  for (const [period, key] of Object.entries(LIMIT_KEYS)) {
     const text = $(`limit-${period}`).value.trim();
     const cents = text === "" ? null : parseEuros(text);
     if (text !== "" && cents === null) {
@@ -61,7 +72,7 @@ async function saveLimits() {
       $(`limit-${period}`).focus();
       return;
     }
-    body[`${period}_cents`] = cents;
+    body[key] = cents;
   }
   await busy([$("limits-submit")], async () => {
     clearMessage();
@@ -73,6 +84,23 @@ async function saveLimits() {
       return;
     }
     say("limits_saved", {}, { kind: "success" });
+    emit("me");
+  });
+}
+
+async function saveRealityCheck() {
+  const value = $("reality-minutes").value;
+  const minutes = value === "" ? null : Number(value);
+  await busy([$("reality-submit")], async () => {
+    clearMessage();
+    try {
+      const answer = await api.setRealityCheck(minutes);
+      state.me = { ...state.me, reality_check_minutes: answer.minutes };
+    } catch (error) {
+      sayError(error);
+      return;
+    }
+    say("reality_saved", {}, { kind: "success" });
     emit("me");
   });
 }
@@ -122,10 +150,12 @@ async function exclude(days, button) {
 export function renderAccount() {
   const me = state.me;
   if (!me) return;
-  for (const period of PERIODS) {
+  for (const [period, key] of Object.entries(LIMIT_KEYS)) {
     const field = $(`limit-${period}`);
-    if (document.activeElement !== field) field.value = centsToField(me.limits[`${period}_cents`]);
+    if (document.activeElement !== field) field.value = centsToField(me.limits[key]);
   }
+  const reality = $("reality-minutes");
+  if (document.activeElement !== reality) reality.value = String(me.reality_check_minutes ?? "");
   const pending = me.limits.pending ?? [];
   $("limits-pending").replaceChildren(
     ...(pending.length ? [el("h4", { text: t("pending_title") })] : []),

@@ -94,6 +94,8 @@ export const api = {
   logOut: () => request("DELETE", "/sessions/current"),
   me: () => request("GET", "/me"),
   setLimits: (limits) => request("PUT", "/me/limits", { body: limits }),
+  setRealityCheck: (minutes) => request("PUT", "/me/reality-check", { body: { minutes } }),
+  sessionFigures: () => request("GET", "/me/session"),
   selfExclude: (days) => request("POST", "/me/self-exclusion", { body: { days } }),
   deposit: (amountCents, key) =>
     request("POST", "/deposits", { body: { amount_cents: amountCents }, idempotencyKey: key }),

@@ -7,6 +7,7 @@ import { initHistory, load as loadHistory } from "./history.js";
 import { applyStatic, formatWhen, lang, setLang, t } from "./i18n.js";
 import { initInfo, loadInfo } from "./info.js";
 import { formatCents } from "./money.js";
+import { initReality } from "./reality.js";
 import { installSymbols } from "./symbols.js";
 import {
   busy,
@@ -171,6 +172,7 @@ function start() {
   initAccount();
   initHistory(showView);
   initInfo();
+  initReality();
   renderAccount();
   showView("game");
   boot();

@@ -1,0 +1,149 @@
+"""The weekly loss limit (docs/rules.md §6), checked by the sale: by the Python steps on SQLite,
+by ``pharaon_sell`` on PostgreSQL (migration 0006); both must refuse the same purchase."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import Engine
+
+from pharaon.game.modes import Mode
+from pharaon.service import limits, plays, sales
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import LossLimitReachedError, ServiceError
+from pharaon.store.engine import make_sessionmaker
+from tests.conftest import BlockLoader
+from tests.service.helpers import funded_player
+
+
+def _buy(engine: Engine, player_id: int, key: str, now: datetime) -> sales.Outcome:
+    with make_sessionmaker(engine)() as session:
+        [outcome] = sales.buy_many(
+            session=session, orders=[sales.Order(player_id, 100, Mode.JOUER, key)], now=now
+        )
+    return outcome
+
+
+def _scenario(engine: Engine, name: str) -> list[str]:
+    """A player with a loss limit of 2.50 €: jouer plays (their lots not yet credited), the
+    week's window, then a lot credited at the fourth grid; each outcome summarised."""
+    sessions = make_sessionmaker(engine)
+    player_id = funded_player(sessions, name, 10_000)
+    now = utcnow()
+    week_ago = now - timedelta(days=8)
+    with sessions() as session:
+        limits.set_limits(
+            session=session,
+            player_id=player_id,
+            daily_cents=None,
+            weekly_cents=None,
+            monthly_cents=None,
+            loss_weekly_cents=250,
+            now=week_ago,
+        )
+    seen: list[str] = []
+
+    def summary(outcome: sales.Outcome) -> str:
+        if isinstance(outcome, ServiceError):
+            return f"{outcome.code}: {outcome.detail}"
+        return "sold"
+
+    # Eight days ago: two jouer plays, 2 € of loss (their lots wait); a third would pass 2.50 €.
+    old = [_buy(engine, player_id, f"old{n}", week_ago) for n in range(3)]
+    seen += [summary(o) for o in old]
+    # Now the old plays are out of the window: two more, and the third is refused again.
+    new = [_buy(engine, player_id, f"new{n}", now) for n in range(3)]
+    seen += [summary(o) for o in new]
+    first = new[0]
+    assert isinstance(first, plays.PlayView)
+    with sessions() as session:
+        for grid in (1, 2, 3, 4):
+            [finished] = plays.reveal_many(
+                session=session, reveals=[plays.Reveal(player_id, first.play_id, grid)]
+            )
+    assert isinstance(finished, plays.PlayView)
+    assert finished.prize_cents is not None
+    lot = finished.prize_cents
+    # Its lot is now credited: the loss is 200 - lot; the purchase passes if 300 - lot <= 250.
+    after = _buy(engine, player_id, "after", now)
+    assert isinstance(after, LossLimitReachedError) == (300 - lot > 250), (lot, after)
+    if isinstance(after, LossLimitReachedError):
+        assert f"a net loss of {200 - lot} cents" in after.detail
+    return seen
+
+
+EXPECTED = [
+    "sold",
+    "sold",
+    "loss_limit: weekly loss limit 250 cents: a net loss of 200 cents over the last 7 days, "
+    "a stake of 100 more would pass it",
+] * 2
+
+
+def test_a_stake_past_the_loss_limit_is_refused(engine: Engine, load: BlockLoader) -> None:
+    load(100, size=200)
+    assert _scenario(engine, "loser") == EXPECTED
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_the_function_and_the_steps_refuse_the_same_purchase(
+    engine: Engine, load: BlockLoader, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """On one PostgreSQL database, a player sold by ``pharaon_sell``, another by the steps."""
+    load(100, size=200)
+    called: list[bool] = []
+    in_postgres = sales._sell_in_postgres
+
+    def counted(*args: Any) -> Any:
+        called.append(True)
+        return in_postgres(*args)
+
+    monkeypatch.setattr(sales, "_sell_in_postgres", counted)
+    by_function = _scenario(engine, "function")
+    assert called
+    monkeypatch.setattr(sales, "_sell_in_postgres", sales._sell_here)
+    by_steps = _scenario(engine, "steps")
+    assert by_function == by_steps == EXPECTED
+
+
+def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
+    sessions = make_sessionmaker(engine)
+    player_id = funded_player(sessions, "raiser", 0)
+    now = utcnow()
+
+    def put(value: int | None, at: datetime) -> limits.Limits:
+        with sessions() as session:
+            return limits.set_limits(
+                session=session,
+                player_id=player_id,
+                daily_cents=None,
+                weekly_cents=None,
+                monthly_cents=None,
+                loss_weekly_cents=value,
+                now=at,
+            )
+
+    assert put(1_000, now).loss_weekly_cents == 1_000
+    raised = put(5_000, now)
+    assert raised.loss_weekly_cents == 1_000
+    assert [(p.period, p.amount_cents) for p in raised.pending] == [("loss", 5_000)]
+    assert put(500, now).loss_weekly_cents == 500  # lowering: at once, the raise forgotten
+    put(None, now)
+    with sessions() as session:
+        later = limits.get_limits(
+            session=session, player_id=player_id, now=now + timedelta(hours=25)
+        )
+    assert later.loss_weekly_cents is None
+    with sessions() as session:
+        kept = limits.set_limits(
+            session=session,
+            player_id=player_id,
+            daily_cents=100,
+            weekly_cents=None,
+            monthly_cents=None,
+            now=now + timedelta(hours=25),
+        )
+    assert (kept.daily_cents, kept.loss_weekly_cents) == (100, None)
