@@ -26,9 +26,6 @@ from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from pharaon.pool.blockfile import write_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.service import operators, sealing
-from pharaon.service.clock import utcnow
-from pharaon.store.engine import make_engine, make_sessionmaker
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -93,28 +90,28 @@ class Server:
         return self.blocks[price_cents]
 
     def add_operator(self, email: str, role: str) -> str:
-        """Add an operator (password OPERATOR_PASSWORD) as ``pharaon operators add`` does, by
-        its service: the command reads the password with getpass, from a terminal if there is
-        one. Returns the TOTP secret."""
-        engine = make_engine(self.database_url)
-        try:
-            with make_sessionmaker(engine)() as session:
-                created = operators.add(
-                    session=session,
-                    email=email,
-                    password=OPERATOR_PASSWORD,
-                    role=role,
-                    actor=operators.actor_name(self.acting) if self.acting else "test",
-                    now=utcnow(),
-                    sealer=sealing.load(Path(self.env["PHARAON_KEYS_DIR"])),
-                )
-                session.commit()
-        finally:
-            engine.dispose()
-        self.totp_secrets[email] = created.totp_secret
+        """Add an operator (password OPERATOR_PASSWORD) with ``pharaon operators add``, as an
+        operator would; returns the TOTP secret it shows. The command asks the password with
+        getpass: in a session of its own it has no terminal and reads it from stdin."""
+        acting = ["--as", self.acting] if self.acting else []
+        command = [str(PHARAON), "operators", "add", email, "--role", role, *acting]
+        done = subprocess.run(
+            [*command, "--database-url", self.database_url],
+            input=f"{OPERATOR_PASSWORD}\n{OPERATOR_PASSWORD}\n",
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+            start_new_session=True,
+        )
+        found = re.search(r"secret: (\S+)", done.stdout)
+        if done.returncode != 0 or found is None:
+            pytest.fail(f"pharaon operators add failed: {done.stderr.strip() or done.stdout}")
+        self.totp_secrets[email] = found.group(1)
         if role == "admin" and self.acting is None:
             self.acting = email
-        return created.totp_secret
+        return found.group(1)
 
     def api(self, path: str) -> Any:
         """GET a public API route."""

@@ -135,13 +135,17 @@ def test_routes_need_a_session(client: TestClient) -> None:
         assert r.json()["error"] == "unauthorized"
 
 
-def test_a_purchase_is_judged_by_its_body_then_by_its_session(client: TestClient) -> None:
-    # The purchase's session is looked up with the sale, after the body is read.
+def test_a_purchase_is_judged_by_its_session_then_by_its_body(
+    client: TestClient, player: Player
+) -> None:
+    # As on every route: the session first (one dependency for all), then the body.
     unknown = {"Authorization": "Bearer no-such-token", "Idempotency-Key": "k"}
-    r = client.post("/api/v1/plays", json={}, headers=unknown)
+    for body in ({}, {"stake_cents": 100, "mode": "auto"}):
+        r = client.post("/api/v1/plays", json=body, headers=unknown)
+        assert (r.status_code, r.json()["error"]) == (401, "unauthorized")
+    known = {**player.headers, "Idempotency-Key": "k"}
+    r = client.post("/api/v1/plays", json={}, headers=known)
     assert (r.status_code, r.json()["error"]) == (422, "validation_error")
-    r = client.post("/api/v1/plays", json={"stake_cents": 100, "mode": "auto"}, headers=unknown)
-    assert (r.status_code, r.json()["error"]) == (401, "unauthorized")
 
 
 def test_wrong_method(client: TestClient) -> None:
