@@ -33,6 +33,7 @@ from typing import Any, Generic, TypeVar, cast
 
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
+from starlette.datastructures import State
 
 from pharaon.game.modes import Mode
 from pharaon.service import plays, sales, sessions
@@ -199,6 +200,8 @@ class Purchase:
     stake_cents: int
     mode: Mode
     idempotency_key: str | None
+    # The request's state: the desk notes the buyer's ``player_id`` there, for the access log.
+    state: State | None = None
 
 
 class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
@@ -214,11 +217,13 @@ class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
         *,
         idle: timedelta,
         max_batch: int = MAX_BATCH,
+        on_sale: Callable[[int, Mode], None] | None = None,
     ) -> None:
         super().__init__("sales desk", max_batch=max_batch)
         self._sessions = sessions
         self._reader = reader
         self._idle = idle
+        self._on_sale = on_sale  # told (stake_cents, mode) of each unit sold, after the commit
 
     async def buy(self, purchase: Purchase) -> PlayView:
         """Sell ``purchase``; its play (viewed here, in the buyer's thread), or the
@@ -242,7 +247,15 @@ class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
             ]
             sold = iter(sales.sell_many(session=session, orders=orders, now=now))
             session.commit()  # what was due for the sessions, if nothing was sold
-        return [next(sold) if isinstance(player, sessions.Current) else player for player in let_in]
+        outcomes = [
+            next(sold) if isinstance(player, sessions.Current) else player for player in let_in
+        ]
+        for purchase, player, outcome in zip(requests, let_in, outcomes, strict=True):
+            if purchase.state is not None and isinstance(player, sessions.Current):
+                purchase.state.player_id = player.player_id
+            if self._on_sale is not None and isinstance(outcome, sales.Sold):
+                self._on_sale(purchase.stake_cents, purchase.mode)
+        return outcomes
 
 
 class RevealDesk(Desk[plays.Reveal, PlayView]):

@@ -34,7 +34,7 @@ async def buy(body: PlayIn, shown: CredentialsDep, request: Request) -> PlayOut:
     # on every route.
     key = request.headers.get(IDEMPOTENCY_HEADER)
     desk: SalesDesk = request.app.state.desk
-    play = await desk.buy(Purchase(shown, body.stake_cents, body.mode, key))
+    play = await desk.buy(Purchase(shown, body.stake_cents, body.mode, key, request.state))
     return PlayOut.of(play)
 
 
