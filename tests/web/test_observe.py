@@ -11,6 +11,7 @@ import secrets
 import shutil
 import signal
 import sqlite3
+import threading
 import time
 from collections.abc import Iterator
 from datetime import datetime
@@ -94,11 +95,27 @@ def test_health_answers_503_when_the_sqlite_file_is_gone(tmp_path: Path) -> None
 def test_health_answers_503_when_the_database_is_too_slow(
     client: TestClient, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    answer = observe._ping
+    hang = threading.Event()
     monkeypatch.setattr(observe, "HEALTH_TIMEOUT_SECONDS", 0.1)
-    monkeypatch.setattr(observe, "_ping", lambda _reader: time.sleep(0.5))
+    pings: list[Engine] = []
+
+    def hanging(reader: Engine) -> None:
+        pings.append(reader)
+        hang.wait(5)
+
+    monkeypatch.setattr(observe, "_ping", hanging)
     started = time.monotonic()
     _assert_away(client.get("/api/v1/health"))
-    assert time.monotonic() - started < 0.4  # not the ping's time: it was left behind
+    _assert_away(client.get("/api/v1/health"))  # the first ping is still out: no second one
+    assert time.monotonic() - started < 2  # neither waited for the ping
+    assert len(pings) == 1
+    monkeypatch.setattr(observe, "_ping", answer)
+    hang.set()  # the database answers the ping left behind: the next check pings again
+    deadline = time.monotonic() + 5
+    while (r := client.get("/api/v1/health")).status_code != 200:
+        assert time.monotonic() < deadline, r.text
+        time.sleep(0.05)
 
 
 @pytest.mark.postgres

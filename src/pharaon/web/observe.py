@@ -1,6 +1,6 @@
 """Running it: the health check, the Prometheus metrics at ``/metrics`` and the JSON access log.
 
-- :func:`check_database` answers ``GET /api/v1/health``: a ``SELECT 1`` through the reader, in
+- :class:`HealthCheck` answers ``GET /api/v1/health``: a ``SELECT 1`` through the reader, in
   a thread, within :data:`HEALTH_TIMEOUT_SECONDS`.
 - :class:`Metrics` holds the counters a worker updates (requests by route template and status,
   latency, purchases) and reads the database's gauges (pending reveals, the pool) when scraped.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 import time
 from collections.abc import Iterable, MutableMapping
 from pathlib import Path
@@ -75,19 +76,36 @@ def _ping(reader: Engine) -> None:
         Path(database).stat()
 
 
-async def check_database(app: FastAPI) -> None:
-    """Raise :class:`DatabaseUnavailableError` unless the database answers ``SELECT 1`` within
-    :data:`HEALTH_TIMEOUT_SECONDS`. One check at a time in a worker: a check stuck on a
-    database that does not answer is left to finish, and the next ones time out behind it."""
-    limiter: anyio.CapacityLimiter | None = getattr(app.state, "health_limiter", None)
-    if limiter is None:
-        limiter = app.state.health_limiter = anyio.CapacityLimiter(1)
-    reader: Engine = app.state.reader
-    try:
-        with anyio.fail_after(HEALTH_TIMEOUT_SECONDS):
-            await to_thread.run_sync(_ping, reader, abandon_on_cancel=True, limiter=limiter)
-    except (SQLAlchemyError, OSError, TimeoutError) as exc:
-        raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL) from exc
+class HealthCheck:
+    """Whether the database answers a ``SELECT 1`` through ``reader`` within
+    :data:`HEALTH_TIMEOUT_SECONDS`, in a thread of its own. One ping at a time: one that a
+    database does not answer is left to finish, and until it does the checks answer at once
+    that the database is away, rather than pile up threads and connections behind it."""
+
+    def __init__(self, reader: Engine) -> None:
+        self._reader = reader
+        self._lock = threading.Lock()
+        self._pinging = False
+        self._limiter = anyio.CapacityLimiter(1)  # not the routes' threads: never queued
+
+    def _ping(self) -> None:
+        try:
+            _ping(self._reader)
+        finally:
+            with self._lock:
+                self._pinging = False
+
+    async def check(self) -> None:
+        """Raise :class:`DatabaseUnavailableError` unless the database answered in time."""
+        with self._lock:
+            busy, self._pinging = self._pinging, True
+        if busy:
+            raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL)
+        try:
+            with anyio.fail_after(HEALTH_TIMEOUT_SECONDS):
+                await to_thread.run_sync(self._ping, abandon_on_cancel=True, limiter=self._limiter)
+        except (SQLAlchemyError, OSError, TimeoutError) as exc:
+            raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL) from exc
 
 
 class _DatabaseGauges(Collector):
@@ -261,9 +279,10 @@ def _log_access(
 
 
 def install(app: FastAPI, metrics: Metrics) -> None:
-    """Add ``GET /metrics`` (not in the API's schema) and the middleware, outermost: call it
-    after the other middleware."""
+    """Add ``GET /metrics`` (not in the API's schema), the health check (``app.state.health``)
+    and the middleware, outermost: call it after the other middleware."""
     app.state.metrics = metrics
+    app.state.health = HealthCheck(app.state.reader)
 
     @app.get("/metrics", include_in_schema=False)
     def get_metrics() -> Response:

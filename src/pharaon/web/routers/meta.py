@@ -7,7 +7,7 @@ from fastapi import APIRouter, Request
 
 from pharaon.game.board import BONUS_CELLS, cell_position
 from pharaon.game.rules import rules
-from pharaon.web.observe import check_database
+from pharaon.web.observe import HealthCheck
 from pharaon.web.schemas import ErrorOut, HealthOut, PrizeOut, RulesOut, SymbolOut
 
 router = APIRouter(tags=["meta"])
@@ -45,5 +45,6 @@ def get_rules() -> RulesOut:
 async def health(request: Request) -> HealthOut:
     """``ok`` when the database answers a ``SELECT 1`` within 2 seconds; otherwise 503
     ``unavailable``."""
-    await check_database(request.app)
+    check: HealthCheck = request.app.state.health
+    await check.check()
     return HealthOut(status="ok")
