@@ -307,8 +307,9 @@ def test_a_served_server_counts_every_worker_and_logs_json(
     assert '"GET /api/v1/rules HTTP/1.1" 200' not in text
 
 
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_single_worker_server_removes_its_metrics_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: signal.Signals
 ) -> None:
     (tmp_path / "tmp").mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
@@ -320,8 +321,12 @@ def test_a_stopped_single_worker_server_removes_its_metrics_folder(
         samples = _samples(httpx.get(base + "/metrics").text)
         health = {"method": "GET", "route": "/api/v1/health", "status": "200"}
         assert _value(samples, "pharaon_http_requests_total", **health) >= 1
+        process.send_signal(stop)
+        process.wait(20)
     finally:
-        _stop(process)
-    # uvicorn hands SIGTERM back once shut down: the folder is removed before the end.
-    assert process.returncode in (0, -signal.SIGTERM)
+        if process.poll() is None:
+            _stop(process)
+    # uvicorn hands the signal back once shut down: the folder is removed before the end.
+    assert process.returncode in (0, -stop)
     assert _metrics_folders(tmp_path) == []
+    assert "Traceback" not in log.read_text()

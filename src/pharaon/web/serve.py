@@ -177,7 +177,8 @@ def main(argv: list[str] | None = None) -> None:
     metrics = tempfile.mkdtemp(prefix="pharaon-metrics-")
     os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics
     stopped_by = 0
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop)
     try:
         _run(args)
     except _StopSignal as stop:
@@ -185,8 +186,8 @@ def main(argv: list[str] | None = None) -> None:
     finally:
         shutil.rmtree(metrics, ignore_errors=True)
     if stopped_by:
-        # The signal's own ending, as uvicorn gives it when it hands the signal back.
-        signal.signal(stopped_by, previous[signal.Signals(stopped_by)])
+        # The signal's own ending (no KeyboardInterrupt traceback), once the folder is gone.
+        signal.signal(stopped_by, signal.SIG_DFL)
         signal.raise_signal(stopped_by)
 
 
