@@ -32,6 +32,7 @@ from pharaon.store.settings import Settings
 from pharaon.web import observe
 from pharaon.web.app import create_app
 from pharaon.web.jsonlog import ACCESS_LOGGER
+from pharaon.web.routers import meta
 from tests.conftest import BlockLoader, Player, make_block
 from tests.web.cluster import Cluster
 from tests.web.test_live import _sign_up
@@ -187,6 +188,23 @@ def test_metrics_count_routes_purchases_and_read_the_gauges(
     assert _value(after, "pharaon_http_requests_total", **reveals) == 4
     scraped = {"method": "GET", "route": "/metrics", "status": "200"}
     assert _value(after, "pharaon_http_requests_total", **scraped) == 1  # the first scrape
+
+
+def test_a_failing_route_is_counted_as_a_500(
+    engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(meta, "rules", broken)
+    app = create_app(settings, engine=engine)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        r = client.get("/api/v1/rules")
+        assert r.status_code == 500
+        assert r.json()["error"] == "internal_error"
+        samples = _samples(client.get("/metrics").text)
+    failed = {"method": "GET", "route": "/api/v1/rules", "status": "500"}
+    assert _value(samples, "pharaon_http_requests_total", **failed) == 1
 
 
 def test_the_access_log_names_the_player_and_the_operator(

@@ -147,10 +147,9 @@ class Metrics:
     format, the other workers' too when ``PROMETHEUS_MULTIPROC_DIR`` is set."""
 
     def __init__(self, reader: Engine) -> None:
-        self._multiprocess = bool(os.environ.get(MULTIPROC_ENV))
         # Across processes the counters live in files; a registry of this process would only
         # repeat them.
-        own = None if self._multiprocess else CollectorRegistry(auto_describe=True)
+        own = None if os.environ.get(MULTIPROC_ENV) else CollectorRegistry(auto_describe=True)
         self._registry = own
         self._database = _DatabaseGauges(reader)
         self.requests = Counter(
