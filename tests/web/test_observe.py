@@ -207,6 +207,31 @@ def test_a_failing_route_is_counted_as_a_500(
     assert _value(samples, "pharaon_http_requests_total", **failed) == 1
 
 
+def test_a_sale_that_cannot_be_counted_is_sold_once(
+    engine: Engine,
+    settings: Settings,
+    load: BlockLoader,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def full(_metrics: observe.Metrics, _stake_cents: int, _mode: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(observe.Metrics, "sold", full)
+    load(100, size=20)
+    with TestClient(create_app(settings, engine=engine)) as client:
+        player = Player(client, "ana@example.org")
+        player.deposit(1_000)
+        bought = player.play(100)
+        assert bought.status_code == 201
+        assert bought.json()["balance_before_cents"] == 1_000
+        assert player.balance() == bought.json()["balance_after_cents"]
+        assert len(player.get("/plays").json()["plays"]) == 1
+    # Counted after the commit, the failure did not send the batch to be sold again.
+    assert "could not count its sales" in caplog.text
+    assert "serving one by one" not in caplog.text
+
+
 def test_the_access_log_names_the_player_and_the_operator(
     client: TestClient, engine: Engine, player: Player, caplog: pytest.LogCaptureFixture
 ) -> None:

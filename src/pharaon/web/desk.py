@@ -250,12 +250,24 @@ class SalesDesk(Desk[Purchase, sales.Sold | PlayView]):
         outcomes = [
             next(sold) if isinstance(player, sessions.Current) else player for player in let_in
         ]
+        try:
+            self._tell(requests, let_in, outcomes)
+        except Exception:  # committed: a failure now must not sell the batch again
+            _log.exception("the sales desk could not count its sales")
+        return outcomes
+
+    def _tell(
+        self,
+        requests: list[Purchase],
+        let_in: Sequence[sessions.Current | ServiceError],
+        outcomes: Sequence[sales.Sold | PlayView | Exception],
+    ) -> None:
+        """Note each buyer on its request's state, and tell ``on_sale`` of each unit sold."""
         for purchase, player, outcome in zip(requests, let_in, outcomes, strict=True):
             if purchase.state is not None and isinstance(player, sessions.Current):
                 purchase.state.player_id = player.player_id
             if self._on_sale is not None and isinstance(outcome, sales.Sold):
                 self._on_sale(purchase.stake_cents, purchase.mode)
-        return outcomes
 
 
 class RevealDesk(Desk[plays.Reveal, PlayView]):

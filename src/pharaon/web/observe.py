@@ -59,6 +59,7 @@ _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"
 WHO = ("player_id", "operator_id")
 
 _access = logging.getLogger(ACCESS_LOGGER)
+_log = logging.getLogger(__name__)
 # The *_created series: one more per series, of no use to the dashboards.
 disable_created_metrics()  # type: ignore[no-untyped-call]
 
@@ -257,7 +258,10 @@ class Observe:
             seconds = time.perf_counter() - started
             method = scope["method"] if scope["method"] in _METHODS else "OTHER"
             route = route_of(scope)
-            self.metrics.request(method, route, status, seconds)
+            try:
+                self.metrics.request(method, route, status, seconds)
+            except OSError as exc:  # the metrics folder full or gone: not the answer's fault
+                _log.warning("a request was not counted: %s", exc)
             if _access.isEnabledFor(logging.INFO):
                 _log_access(method, route, status, seconds, state)
 
