@@ -4,17 +4,11 @@ database is away and recovers by itself; every purchase answered 201 is in the h
 is charged twice when retried with its key, and the audit is clean.
 
 The cluster is a throwaway one the test makes with ``initdb`` in a temporary folder, so the
-shared server stays up."""
+shared server stays up (``tests/web/cluster.py``)."""
 
 from __future__ import annotations
 
-import contextlib
-import glob
-import os
 import secrets
-import shutil
-import subprocess
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -32,69 +26,14 @@ from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
 from tests.conftest import make_block
-from tests.web.live import LiveServer, free_port
+from tests.web.cluster import Cluster
+from tests.web.live import LiveServer
 from tests.web.test_live import SLOW, Buyer, _check_books, _sign_up
 
 pytestmark = [pytest.mark.postgres, pytest.mark.faults]
 
 BUYERS = 16
 PURCHASES = 10
-
-
-def _skip_or_fail(reason: str) -> None:
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"{reason} (CI=true: the fault tests are required)")
-    pytest.skip(reason)
-
-
-class Cluster:
-    """A PostgreSQL cluster of its own in a temporary folder, on a free port."""
-
-    def __init__(self, bin_dir: Path, folder: Path) -> None:
-        self.bin = bin_dir
-        self.data = folder / "data"
-        self.log = folder / "postgres.log"
-        self.folder = folder
-        self.port = free_port()
-        self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-
-    def _run(self, *args: str) -> None:
-        subprocess.run([*self._as, *args], check=True, capture_output=True, timeout=120)
-
-    def init(self) -> None:
-        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust")
-
-    def start(self) -> None:
-        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
-        self._run(
-            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
-            "-w", "start",
-        )  # fmt: skip
-
-    def stop(self) -> None:
-        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
-
-    def url(self, database: str = "postgres") -> str:
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
-
-
-@pytest.fixture
-def cluster() -> Iterator[Cluster]:
-    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
-    if not found:
-        _skip_or_fail("initdb not found under /usr/lib/postgresql/*/bin")
-    folder = Path(tempfile.mkdtemp(prefix="pharaon-pg-"))
-    if os.geteuid() == 0:
-        shutil.chown(folder, "postgres", "postgres")
-    cluster = Cluster(Path(found[-1]).parent, folder)
-    try:
-        cluster.init()
-        cluster.start()
-        yield cluster
-    finally:
-        with contextlib.suppress(subprocess.CalledProcessError):  # not running any more
-            cluster.stop()
-        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.fixture

@@ -27,7 +27,7 @@ from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
 from pharaon.store.settings import Settings
-from pharaon.web import errors
+from pharaon.web import errors, observe
 from pharaon.web.desk import ReadDesk, RevealDesk, SalesDesk, SessionDesk
 from pharaon.web.guards import BodyLimit, SecurityHeaders
 from pharaon.web.routers import (
@@ -114,7 +114,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.state.sessionmaker = make_sessionmaker(engine)
     idle = timedelta(minutes=settings.session_idle_minutes)
     app.state.reader = reader = make_reader(engine)
-    app.state.desk = SalesDesk(sales.sale_sessions(engine))
+    metrics = observe.Metrics(reader)
+    app.state.desk = SalesDesk(sales.sale_sessions(engine), on_sale=metrics.sold)
     app.state.reveal_desk = RevealDesk(app.state.sessionmaker)
     app.state.session_desk = SessionDesk(reader, idle=idle)
     app.state.read_desk = ReadDesk(reader)
@@ -151,9 +152,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     # Outermost last: the body cap sees the request first; every answer, a 413 too, gets the
-    # security headers.
+    # security headers, and is counted, timed and logged (with /metrics, web/observe.py).
     app.add_middleware(BodyLimit, seconds=settings.body_timeout_seconds)
     app.add_middleware(SecurityHeaders)
+    observe.install(app, metrics)
     return app
 
 

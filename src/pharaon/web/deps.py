@@ -83,10 +83,13 @@ async def current_player(request: Request, shown: CredentialsDep) -> sessions.Cu
     doorman: SessionDesk = request.app.state.session_desk
     found = await doorman.ask(shown.token)
     if found.due is None:
-        return sessions.admit(found.current, shown)
-    let_in = await run_in_threadpool(_let_in, request, found, shown, utcnow())
-    if isinstance(let_in, ServiceError):
-        raise let_in
+        let_in = sessions.admit(found.current, shown)
+    else:
+        outcome = await run_in_threadpool(_let_in, request, found, shown, utcnow())
+        if isinstance(outcome, ServiceError):
+            raise outcome
+        let_in = outcome
+    request.state.player_id = let_in.player_id  # for the access log (web/observe.py)
     return let_in
 
 

@@ -34,6 +34,7 @@ from typing import Any, Generic, TypeVar, cast
 from sqlalchemy import Connection, Engine
 from sqlalchemy.orm import Session, sessionmaker
 
+from pharaon.game.modes import Mode
 from pharaon.service import plays, sales, sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError
@@ -192,9 +193,16 @@ class Desk(Generic[Request, Answer]):
 class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
     """Sells orders in batches, each batch in one transaction of ``sessions`` (group commit)."""
 
-    def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        max_batch: int = MAX_BATCH,
+        on_sale: Callable[[int, Mode], None] | None = None,
+    ) -> None:
         super().__init__("sales desk", max_batch=max_batch)
         self._sessions = sessions
+        self._on_sale = on_sale  # told (stake_cents, mode) of each unit sold, after the commit
 
     async def buy(self, order: sales.Order) -> PlayView:
         """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
@@ -206,7 +214,15 @@ class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
         self, requests: list[sales.Order]
     ) -> Sequence[sales.Sold | PlayView | Exception]:
         with self._sessions() as session:
-            return sales.sell_many(session=session, orders=requests, now=utcnow())
+            outcomes = sales.sell_many(session=session, orders=requests, now=utcnow())
+        if self._on_sale is not None:
+            try:
+                for order, outcome in zip(requests, outcomes, strict=True):
+                    if isinstance(outcome, sales.Sold):
+                        self._on_sale(order.stake_cents, order.mode)
+            except Exception:  # committed: a failure now must not sell the batch again
+                _log.exception("the sales desk could not count its sales")
+        return outcomes
 
 
 class RevealDesk(Desk[plays.Reveal, PlayView]):

@@ -51,6 +51,7 @@ _RETRY_AFTER = {"locked_out": "60", "sold_out": "60", "unavailable": "5"}
 # The database away (connection lost or refused, PostgreSQL restarting), or its disk full or
 # read-only: nothing was committed, and the same request may be tried again later.
 _DATABASE_AWAY = (OperationalError, InterfaceError, SQLAlchemyTimeoutError)
+DATABASE_AWAY_DETAIL = "the database is unavailable; try again shortly"
 
 
 def error_response(code: str, detail: str, status: int | None = None) -> JSONResponse:
@@ -89,7 +90,7 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
 
 async def _database_away(_request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, _DATABASE_AWAY)
-    return error_response("unavailable", "the database is unavailable; try again shortly")
+    return error_response("unavailable", DATABASE_AWAY_DETAIL)
 
 
 async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:

@@ -5,6 +5,10 @@ on one listening socket, restarts a worker that dies and stops them all on SIGTE
 A worker also dies with its supervisor (``PR_SET_PDEATHSIG``), so a killed server leaves no
 process holding the port. Each worker makes its application with :func:`worker_app` (settings
 from ``PHARAON_*``).
+
+The workers write their metrics to files in a temporary folder this process makes and removes
+(``PROMETHEUS_MULTIPROC_DIR``), so that ``/metrics`` counts them all, and their access log as
+JSON lines on stderr (:mod:`pharaon.web.jsonlog`); uvicorn's own access log is off.
 """
 
 from __future__ import annotations
@@ -16,13 +20,19 @@ import functools
 import gc
 import multiprocessing
 import os
+import shutil
 import signal
 import sys
+import tempfile
+from types import FrameType
 from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.config import LOGGING_CONFIG
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from pharaon.web.jsonlog import log_config
 
 _PR_SET_PDEATHSIG = 1
 
@@ -162,6 +172,38 @@ def main(argv: list[str] | None = None) -> None:
         "--forwarded-allow-ips", default="", help="Proxies whose X-Forwarded-* are believed."
     )
     args = parser.parse_args(argv)
+    # A fresh folder for this server's metrics (what a folder kept from an earlier run holds
+    # would be counted again), set before any worker imports prometheus_client.
+    metrics = tempfile.mkdtemp(prefix="pharaon-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = metrics
+    stopped_by = 0
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        signal.signal(sig, _stop)
+    try:
+        _run(args)
+    except _StopSignal as stop:
+        stopped_by = stop.signum
+    finally:
+        shutil.rmtree(metrics, ignore_errors=True)
+    if stopped_by:
+        # The signal's own ending (no KeyboardInterrupt traceback), once the folder is gone.
+        signal.signal(stopped_by, signal.SIG_DFL)
+        signal.raise_signal(stopped_by)
+
+
+class _StopSignal(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stop(signum: int, _frame: FrameType | None) -> None:
+    # uvicorn handles SIGINT and SIGTERM while it runs, then raises the signal again once it
+    # has put this handler back: the metrics folder is removed before the process ends.
+    raise _StopSignal(signum)
+
+
+def _run(args: argparse.Namespace) -> None:
     # Behind a proxy the scheme (cookies' Secure flag) and client's address come from its
     # X-Forwarded-* headers; without one, that rewriting is left out of every request's path.
     uvicorn.run(
@@ -171,6 +213,7 @@ def main(argv: list[str] | None = None) -> None:
         port=args.port,
         workers=args.workers,
         http=HttpProtocol,
+        log_config=log_config(LOGGING_CONFIG),
         log_level="warning",
         access_log=False,
         proxy_headers=bool(args.forwarded_allow_ips),

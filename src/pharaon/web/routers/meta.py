@@ -1,12 +1,14 @@
-"""``GET /rules`` (the one source of the page's rules and prize table) and ``GET /health``."""
+"""``GET /rules`` (the one source of the page's rules and prize table) and ``GET /health``
+(the database reachable)."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from pharaon.game.board import BONUS_CELLS, cell_position
 from pharaon.game.rules import rules
-from pharaon.web.schemas import HealthOut, PrizeOut, RulesOut, SymbolOut
+from pharaon.web.observe import HealthCheck
+from pharaon.web.schemas import ErrorOut, HealthOut, PrizeOut, RulesOut, SymbolOut
 
 router = APIRouter(tags=["meta"])
 
@@ -36,6 +38,13 @@ def get_rules() -> RulesOut:
     )
 
 
-@router.get("/health")
-def health() -> HealthOut:
+@router.get(
+    "/health",
+    responses={503: {"model": ErrorOut, "description": "The database is unavailable"}},
+)
+async def health(request: Request) -> HealthOut:
+    """``ok`` when the database answers a ``SELECT 1`` within 2 seconds; otherwise 503
+    ``unavailable``."""
+    check: HealthCheck = request.app.state.health
+    await check.check()
     return HealthOut(status="ok")

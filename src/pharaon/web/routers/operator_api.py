@@ -92,6 +92,7 @@ def current_operator(
         idle=timedelta(minutes=settings.session_idle_minutes),
     )
     session.commit()
+    request.state.operator_id = current.operator_id  # for the access log (web/observe.py)
     if csrf is not None and not (csrf and secrets.compare_digest(csrf, current.csrf_token)):
         raise ForbiddenError(
             "a change asked with the cookie must carry the csrf_token", code="csrf"

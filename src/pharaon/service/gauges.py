@@ -1,0 +1,40 @@
+"""What the server's metrics read from the database when scraped: cheap counts, one statement
+each, for a reader in autocommit (:func:`pharaon.store.engine.make_reader`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, func, select
+
+from pharaon.store.tables import UNFINISHED_JOUER, Block, PlayRow
+
+
+@dataclass(frozen=True, slots=True)
+class PoolUse:
+    """The block on sale at ``price_cents``: units sold and units left."""
+
+    price_cents: int
+    block_id: int
+    sold: int
+    remaining: int
+
+
+def pending_reveals(*, connection: Connection) -> int:
+    """« Jouer » plays not fully uncovered yet (read from the partial index
+    ``ix_plays_unfinished``)."""
+    count = connection.execute(select(func.count()).select_from(PlayRow).where(UNFINISHED_JOUER))
+    return int(count.scalar_one())
+
+
+def pool_use(*, connection: Connection) -> list[PoolUse]:
+    """The open blocks (at most one per price), by price."""
+    rows = connection.execute(
+        select(Block.price_cents, Block.id, Block.block_size, Block.next_serial)
+        .where(Block.state == "open")
+        .order_by(Block.price_cents)
+    )
+    return [
+        PoolUse(price_cents=price, block_id=block_id, sold=served - 1, remaining=size - served + 1)
+        for price, block_id, size, served in rows
+    ]

@@ -1,0 +1,295 @@
+"""Running it: the health check, the Prometheus metrics at ``/metrics`` and the JSON access log.
+
+- :class:`HealthCheck` answers ``GET /api/v1/health``: a ``SELECT 1`` through the reader, in
+  a thread, within :data:`HEALTH_TIMEOUT_SECONDS`.
+- :class:`Metrics` holds the counters a worker updates (requests by route template and status,
+  latency, purchases) and reads the database's gauges (pending reveals, the pool) when scraped.
+  Under ``pharaon serve`` the workers write their counters to files in
+  ``PROMETHEUS_MULTIPROC_DIR`` (set by :mod:`pharaon.web.serve`, which owns the folder), and a
+  scrape, whichever worker answers it, adds up all of them; without that variable (one process,
+  the tests) they live in the process.
+- :class:`Observe`, a pure ASGI middleware, counts each request and writes one JSON line for it
+  on the logger ``pharaon.access`` (:mod:`pharaon.web.jsonlog`; to stderr under the server).
+  Routes put who asked on the request's state (``player_id``, ``operator_id``): never a token,
+  a cookie, a password nor the query string.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Iterable, MutableMapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio import to_thread
+from fastapi import FastAPI
+from fastapi.responses import Response
+from prometheus_client import (
+    CONTENT_TYPE_LATEST,
+    CollectorRegistry,
+    Counter,
+    Histogram,
+    disable_created_metrics,
+    generate_latest,
+)
+from prometheus_client.core import GaugeMetricFamily, Metric
+from prometheus_client.multiprocess import MultiProcessCollector
+from prometheus_client.registry import Collector
+from sqlalchemy import Engine, text
+from sqlalchemy.exc import SQLAlchemyError
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from pharaon.service import gauges
+from pharaon.service.errors import ServiceError
+from pharaon.web.errors import DATABASE_AWAY_DETAIL
+from pharaon.web.jsonlog import ACCESS_LOGGER
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+HEALTH_TIMEOUT_SECONDS = 2.0
+# Latency buckets (seconds): a purchase takes a few milliseconds, a slow read a second.
+LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# A path no route matched: one label for them all, not one per path a scanner tries.
+UNMATCHED = "unmatched"
+_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
+# What routes may put on the request's state for the access log.
+WHO = ("player_id", "operator_id")
+
+_access = logging.getLogger(ACCESS_LOGGER)
+_log = logging.getLogger(__name__)
+# The *_created series: one more per series, of no use to the dashboards.
+disable_created_metrics()  # type: ignore[no-untyped-call]
+
+
+class DatabaseUnavailableError(ServiceError):
+    code = "unavailable"
+
+
+def _ping(reader: Engine) -> None:
+    with reader.connect() as connection:
+        connection.execute(text("SELECT 1"))
+    database = reader.url.database
+    if reader.dialect.name == "sqlite" and database:
+        # A pooled connection keeps reading (and writing) a file removed from under it.
+        Path(database).stat()
+
+
+class HealthCheck:
+    """Whether the database answers a ``SELECT 1`` through ``reader`` within
+    :data:`HEALTH_TIMEOUT_SECONDS`, in a thread of its own. One ping at a time: one that a
+    database does not answer is left to finish, and until it does the checks answer at once
+    that the database is away, rather than pile up threads and connections behind it."""
+
+    def __init__(self, reader: Engine) -> None:
+        self._reader = reader
+        self._lock = threading.Lock()
+        self._pinging = False
+        self._limiter = anyio.CapacityLimiter(1)  # not the routes' threads: never queued
+
+    def _ping(self) -> None:
+        try:
+            _ping(self._reader)
+        finally:
+            with self._lock:
+                self._pinging = False
+
+    async def check(self) -> None:
+        """Raise :class:`DatabaseUnavailableError` unless the database answered in time."""
+        with self._lock:
+            busy, self._pinging = self._pinging, True
+        if busy:
+            raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL)
+        try:
+            with anyio.fail_after(HEALTH_TIMEOUT_SECONDS):
+                await to_thread.run_sync(self._ping, abandon_on_cancel=True, limiter=self._limiter)
+        except (SQLAlchemyError, OSError, TimeoutError) as exc:
+            raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL) from exc
+
+
+class _DatabaseGauges(Collector):
+    """The gauges read from the database at each scrape."""
+
+    def __init__(self, reader: Engine) -> None:
+        self._reader = reader
+
+    def collect(self) -> Iterable[Metric]:
+        up = GaugeMetricFamily("pharaon_database_up", "1 if the scrape could read the database.")
+        try:
+            with self._reader.connect() as connection:
+                pending = gauges.pending_reveals(connection=connection)
+                pool = gauges.pool_use(connection=connection)
+        except SQLAlchemyError:
+            up.add_metric([], 0)
+            yield up
+            return
+        up.add_metric([], 1)
+        yield up
+        yield GaugeMetricFamily(
+            "pharaon_pending_reveals", "« Jouer » plays not fully uncovered.", value=pending
+        )
+        sold = GaugeMetricFamily(
+            "pharaon_pool_units_sold", "Units sold of the open block.", labels=["price_cents"]
+        )
+        left = GaugeMetricFamily(
+            "pharaon_pool_units_remaining", "Units left in the open block.", labels=["price_cents"]
+        )
+        for use in pool:
+            sold.add_metric([str(use.price_cents)], use.sold)
+            left.add_metric([str(use.price_cents)], use.remaining)
+        yield sold
+        yield left
+
+
+class Metrics:
+    """A worker's metrics over ``reader``; :meth:`scrape` renders them in Prometheus' text
+    format, the other workers' too when ``PROMETHEUS_MULTIPROC_DIR`` is set."""
+
+    def __init__(self, reader: Engine) -> None:
+        # Across processes the counters live in files; a registry of this process would only
+        # repeat them.
+        own = None if os.environ.get(MULTIPROC_ENV) else CollectorRegistry(auto_describe=True)
+        self._registry = own
+        self._database = _DatabaseGauges(reader)
+        self.requests = Counter(
+            "pharaon_http_requests",
+            "HTTP requests answered, by method, route template and status.",
+            ["method", "route", "status"],
+            registry=own,
+        )
+        self.latency = Histogram(
+            "pharaon_http_request_duration_seconds",
+            "Time to answer a request, by method and route template.",
+            ["method", "route"],
+            buckets=LATENCY_BUCKETS,
+            registry=own,
+        )
+        self.purchases = Counter(
+            "pharaon_purchases",
+            "Units sold (retries answered with an earlier play not counted).",
+            ["stake_cents", "mode"],
+            registry=own,
+        )
+        self.stakes = Counter(
+            "pharaon_purchase_stakes_cents",
+            "Stakes of the units sold, in cents.",
+            ["mode"],
+            registry=own,
+        )
+        self._requests: dict[tuple[str, str, int], Any] = {}
+        self._latency: dict[tuple[str, str], Any] = {}
+
+    def request(self, method: str, route: str, status: int, seconds: float) -> None:
+        """Count one answered request (label children cached: ``labels`` is slow)."""
+        counter = self._requests.get((method, route, status))
+        if counter is None:
+            counter = self._requests[method, route, status] = self.requests.labels(
+                method, route, str(status)
+            )
+        counter.inc()
+        histogram = self._latency.get((method, route))
+        if histogram is None:
+            histogram = self._latency[method, route] = self.latency.labels(method, route)
+        histogram.observe(seconds)
+
+    def sold(self, stake_cents: int, mode: str) -> None:
+        """Count one unit sold (called by the sales desk after its commit)."""
+        self.purchases.labels(str(stake_cents), mode).inc()
+        self.stakes.labels(mode).inc(stake_cents)
+
+    def scrape(self) -> bytes:
+        registry = CollectorRegistry(auto_describe=False)
+        if self._registry is None:
+            MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
+        else:
+            registry.register(_Forward(self._registry))
+        registry.register(self._database)
+        return generate_latest(registry)
+
+
+class _Forward(Collector):
+    """The metrics of another registry (this process's counters), at each scrape."""
+
+    def __init__(self, registry: CollectorRegistry) -> None:
+        self._registry = registry
+
+    def collect(self) -> Iterable[Metric]:
+        return self._registry.collect()
+
+
+def route_of(scope: Scope) -> str:
+    """The template of the route that answered (``/api/v1/plays/{play_id}``), never the path."""
+    # FastAPI (pinned) keeps the matched route of an included router, with its prefix, here.
+    context = scope.get("fastapi", {}).get("effective_route_context")
+    path = getattr(context, "path_format", None) or getattr(scope.get("route"), "path_format", "")
+    if path:
+        return str(path)
+    if scope.get("endpoint") is not None and scope.get("root_path"):
+        return f"{scope['root_path']}/{{path}}"  # a mount: the static files
+    return UNMATCHED
+
+
+class Observe:
+    """Counts each HTTP request by route template and status, times it, and logs it."""
+
+    def __init__(self, app: ASGIApp, metrics: Metrics) -> None:
+        self.app = app
+        self.metrics = metrics
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = time.perf_counter()
+        status = 500  # unless an answer starts: the error middleware outside will send a 500
+        state = scope.setdefault("state", {})  # shared with request.state down the line
+
+        async def send_status(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                status = message["status"]
+            await send(message)
+
+        try:
+            await self.app(scope, receive, send_status)
+        finally:
+            seconds = time.perf_counter() - started
+            method = scope["method"] if scope["method"] in _METHODS else "OTHER"
+            route = route_of(scope)
+            try:
+                self.metrics.request(method, route, status, seconds)
+            except OSError as exc:  # the metrics folder full or gone: not the answer's fault
+                _log.warning("a request was not counted: %s", exc)
+            if _access.isEnabledFor(logging.INFO):
+                _log_access(method, route, status, seconds, state)
+
+
+def _log_access(
+    method: str, route: str, status: int, seconds: float, state: MutableMapping[str, Any]
+) -> None:
+    line: dict[str, Any] = {
+        "method": method,
+        "route": route,
+        "status": status,
+        "duration_ms": round(seconds * 1000, 3),
+    }
+    for name in WHO:
+        if state.get(name) is not None:
+            line[name] = state[name]
+    _access.info("%s %s %d", method, route, status, extra={"access": line})
+
+
+def install(app: FastAPI, metrics: Metrics) -> None:
+    """Add ``GET /metrics`` (not in the API's schema), the health check (``app.state.health``)
+    and the middleware, outermost: call it after the other middleware."""
+    app.state.metrics = metrics
+    app.state.health = HealthCheck(app.state.reader)
+
+    @app.get("/metrics", include_in_schema=False)
+    def get_metrics() -> Response:
+        # In a thread: the gauges are read from the database.
+        return Response(metrics.scrape(), media_type=CONTENT_TYPE_LATEST)
+
+    app.add_middleware(Observe, metrics=metrics)

@@ -1,0 +1,74 @@
+"""A PostgreSQL cluster of its own, made with ``initdb`` in a temporary folder and started on a
+free port, for the tests that stop and restart their database while the shared server stays
+up (fixture ``cluster`` in ``tests/web/conftest.py``)."""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.web.live import free_port
+
+
+def skip_or_fail(reason: str) -> None:
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"{reason} (CI=true: the fault tests are required)")
+    pytest.skip(reason)
+
+
+class Cluster:
+    """A PostgreSQL cluster of its own in a temporary folder, on a free port."""
+
+    def __init__(self, bin_dir: Path, folder: Path) -> None:
+        self.bin = bin_dir
+        self.data = folder / "data"
+        self.log = folder / "postgres.log"
+        self.folder = folder
+        self.port = free_port()
+        self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+
+    def _run(self, *args: str) -> None:
+        subprocess.run([*self._as, *args], check=True, capture_output=True, timeout=120)
+
+    def init(self) -> None:
+        self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust")
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        self._run(
+            str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
+            "-w", "start",
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
+
+
+def throwaway_cluster() -> Iterator[Cluster]:
+    """A started cluster, stopped and removed after."""
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/initdb"))
+    if not found:
+        skip_or_fail("initdb not found under /usr/lib/postgresql/*/bin")
+    folder = Path(tempfile.mkdtemp(prefix="pharaon-pg-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    cluster = Cluster(Path(found[-1]).parent, folder)
+    try:
+        cluster.init()
+        cluster.start()
+        yield cluster
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):  # not running any more
+            cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
