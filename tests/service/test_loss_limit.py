@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import Engine
 
 from pharaon.game.modes import Mode
-from pharaon.service import limits, plays, sales
+from pharaon.service import limits, plays, sale_steps, sales, sell_function
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import LossLimitReachedError, ServiceError
 from pharaon.store.engine import make_sessionmaker
@@ -19,7 +19,7 @@ from tests.service.helpers import funded_player
 
 
 def _buy(engine: Engine, player_id: int, key: str, now: datetime) -> sales.Outcome:
-    with make_sessionmaker(engine)() as session:
+    with make_sessionmaker(engine).begin() as session:
         [outcome] = sales.buy_many(
             session=session, orders=[sales.Order(player_id, 100, Mode.JOUER, key)], now=now
         )
@@ -95,16 +95,16 @@ def test_the_function_and_the_steps_refuse_the_same_purchase(
     """On one PostgreSQL database, a player sold by ``pharaon_sell``, another by the steps."""
     load(100, size=200)
     called: list[bool] = []
-    in_postgres = sales._sell_in_postgres
+    in_postgres = sell_function.sell
 
     def counted(*args: Any) -> Any:
         called.append(True)
         return in_postgres(*args)
 
-    monkeypatch.setattr(sales, "_sell_in_postgres", counted)
+    monkeypatch.setattr(sell_function, "sell", counted)
     by_function = _scenario(engine, "function")
     assert called
-    monkeypatch.setattr(sales, "_sell_in_postgres", sales._sell_here)
+    monkeypatch.setattr(sell_function, "sell", sale_steps.sell)
     by_steps = _scenario(engine, "steps")
     assert by_function == by_steps == EXPECTED
 

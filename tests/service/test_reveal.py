@@ -31,11 +31,11 @@ def factory(engine: Engine, load: BlockLoader) -> sessionmaker[Session]:
 def _jouer_play(factory: sessionmaker[Session], name: str) -> tuple[int, int]:
     """A player and the id of a play of theirs bought in ``jouer`` (nothing uncovered)."""
     player_id = funded_player(factory, name, 500)
-    with factory() as session:
+    with factory.begin() as session:
         [sold] = sales.sell_many(
             session=session, orders=[sales.Order(player_id, 100, Mode.JOUER, "k")], now=utcnow()
         )
-    assert isinstance(sold, sales.Sold)
+    assert isinstance(sold, sales.SoldPlay)
     return player_id, sold.play_id
 
 

@@ -36,7 +36,7 @@ def sessions(engine: Engine) -> Open:
 
 
 def _buy(sessions: Open, orders: list[sales.Order]) -> list[sales.Outcome]:
-    with sessions() as session:
+    with sessions() as session, session.begin():
         return sales.buy_many(session=session, orders=orders, now=utcnow())
 
 

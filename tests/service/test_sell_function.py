@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from pharaon.game.modes import Mode
 from pharaon.pool.blockfile import Block
-from pharaon.service import limits, loading, sales
+from pharaon.service import limits, loading, sale_steps, sales, sell_function
 from pharaon.service.audit import run_audit
 from pharaon.service.errors import (
     IdempotencyConflictError,
@@ -110,9 +110,9 @@ def _scenario(engine: Engine, blocks: list[Block]) -> tuple[list[list[str]], dic
             sales.Order(regular, 100, Mode.AUTO, f"{now}-{n}")
             for n in range(13 if now == FIRST else 11)
         ]
-        with sessions() as session:
+        with sessions.begin() as session:
             sales.buy_many(session=session, orders=mine, now=now)
-        with sessions() as session:
+        with sessions.begin() as session:
             outcomes = sales.buy_many(session=session, orders=orders, now=now)
         summaries.append([_summary(o) for o in outcomes])
     with sessions() as session:
@@ -153,16 +153,16 @@ def test_the_database_function_sells_as_the_python_steps_do(
         first_block = make_block(100, size=16)
     blocks = [first_block, make_block(100, size=16, number=2), make_block(300)]
     called = []
-    in_postgres = sales._sell_in_postgres
+    in_postgres = sell_function.sell
 
     def counted(*args: Any) -> Any:
         called.append(True)
         return in_postgres(*args)
 
-    monkeypatch.setattr(sales, "_sell_in_postgres", counted)
+    monkeypatch.setattr(sell_function, "sell", counted)
     by_function = _scenario(schemas(), blocks)
     assert len(called) >= 2
-    monkeypatch.setattr(sales, "_sell_in_postgres", sales._sell_here)
+    monkeypatch.setattr(sell_function, "sell", sale_steps.sell)
     by_steps = _scenario(schemas(), blocks)
     assert by_function == by_steps
     pending = [balance for id_, _, _, balance in by_function[1]["accounts"] if id_ == 0]
@@ -208,7 +208,7 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
         for n in range(8):  # on one connection: the plans are made, then kept
             orders = [sales.Order(p, 100, Mode.AUTO, f"k{n}") for p in buyers]
             assert all(
-                isinstance(o, sales.Sold)
+                isinstance(o, sales.SoldPlay)
                 for o in sales.sell_many(session=session, orders=orders, now=FIRST)
             )
         for setting in (

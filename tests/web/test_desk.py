@@ -19,7 +19,7 @@ from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon.game.modes import Mode
-from pharaon.service import sales, sessions, wallet
+from pharaon.service import sale_steps, sales, sell_function, sessions, wallet
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import InsufficientFundsError
@@ -96,7 +96,7 @@ def sales_desk(engine: Engine, factory: sessionmaker[Session]) -> Iterator[desk.
 
 def _hold_first(
     monkeypatch: pytest.MonkeyPatch, gate: Gate, counter: desk.SalesDesk, buyer: Buyer
-) -> Future[sales.Sold | PlayView]:
+) -> Future[sales.SoldPlay | PlayView]:
     """Put ``gate`` in place and submit ``buyer``'s purchase, which the gate holds."""
     monkeypatch.setattr(sales, "sell_many", gate)
     first = counter.submit(buyer.purchase())
@@ -107,7 +107,7 @@ def _hold_first(
 @dataclass(frozen=True)
 class Held:
     gate: Gate
-    first: Future[sales.Sold | PlayView]
+    first: Future[sales.SoldPlay | PlayView]
 
 
 @pytest.fixture
@@ -117,11 +117,11 @@ def held(monkeypatch: pytest.MonkeyPatch, sales_desk: desk.SalesDesk, buyers: li
     return Held(gate, _hold_first(monkeypatch, gate, sales_desk, buyers[0]))
 
 
-def _view(outcome: sales.Sold | PlayView) -> PlayView:
-    return outcome.view() if isinstance(outcome, sales.Sold) else outcome
+def _view(outcome: sales.SoldPlay | PlayView) -> PlayView:
+    return outcome.view() if isinstance(outcome, sales.SoldPlay) else outcome
 
 
-def _serial(future: Future[sales.Sold | PlayView], timeout: float) -> int:
+def _serial(future: Future[sales.SoldPlay | PlayView], timeout: float) -> int:
     return _view(future.result(timeout)).serial
 
 
@@ -284,8 +284,8 @@ def test_on_postgresql_a_batch_is_a_transaction_of_its_own(
 
         return sell
 
-    monkeypatch.setattr(sales, "_sell_in_postgres", watched(sales._sell_in_postgres))
-    monkeypatch.setattr(sales, "_sell_here", watched(sales._sell_here))
+    monkeypatch.setattr(sell_function, "sell", watched(sell_function.sell))
+    monkeypatch.setattr(sale_steps, "sell", watched(sale_steps.sell))
     assert _serial(sales_desk.submit(buyers[0].purchase()), WAIT) == 1
     on_postgres = engine.dialect.name == "postgresql"
     assert seen == [("autocommit", True) if on_postgres else ("in transaction", True)]

@@ -190,7 +190,7 @@ class Desk(Generic[Request, Answer]):
                 _log.warning("%d answers of the %s had no loop to go to", len(answers), self._name)
 
 
-class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
+class SalesDesk(Desk[sales.Order, sales.SoldPlay | PlayView]):
     """Sells orders in batches, each batch in one transaction of ``sessions`` (group commit)."""
 
     def __init__(
@@ -208,17 +208,17 @@ class SalesDesk(Desk[sales.Order, sales.Sold | PlayView]):
         """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
         that refused it."""
         outcome = await self.ask(order)
-        return outcome.view() if isinstance(outcome, sales.Sold) else outcome
+        return outcome.view() if isinstance(outcome, sales.SoldPlay) else outcome
 
     def _serve_batch(
         self, requests: list[sales.Order]
-    ) -> Sequence[sales.Sold | PlayView | Exception]:
-        with self._sessions() as session:
+    ) -> Sequence[sales.SoldPlay | PlayView | Exception]:
+        with self._sessions.begin() as session:  # committed before anyone is answered
             outcomes = sales.sell_many(session=session, orders=requests, now=utcnow())
         if self._on_sale is not None:
             try:
                 for order, outcome in zip(requests, outcomes, strict=True):
-                    if isinstance(outcome, sales.Sold):
+                    if isinstance(outcome, sales.SoldPlay):
                         self._on_sale(order.stake_cents, order.mode)
             except Exception:  # committed: a failure now must not sell the batch again
                 _log.exception("the sales desk could not count its sales")

@@ -1,0 +1,302 @@
+"""The steps of a sale, statement by statement, for a batch of orders (one per player) in the
+session's transaction: claim the keys, check the loss limits, debit the stakes, take the units,
+credit the lots, record the plays. SQLite's sale; PostgreSQL runs the same steps inside the
+database (:mod:`pharaon.service.sell_function`).
+
+Units are taken from the open block at each price by reading its ``next_serial`` with the row
+locked (``FOR UPDATE`` on PostgreSQL; SQLite's write lock is held from ``BEGIN IMMEDIATE``) and
+moving it past the units taken, so serials are sold in order, none twice and none skipped.
+Every writer locks rows in the same order (idempotency keys, players' accounts by id, blocks
+by price, operator accounts by id, the audit head), so concurrent purchases never deadlock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+
+from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy.orm import Session
+
+from pharaon.service import audit, blocks, idempotency, ledger, limits
+from pharaon.service.errors import ServiceError
+from pharaon.service.orders import Order, UnitSale, Unsold, not_debited, sold_out
+from pharaon.store.tables import (
+    PENDING_ACCOUNT,
+    PRIZES_ACCOUNT,
+    SALES_ACCOUNT,
+    Account,
+    Block,
+    Player,
+    PlayRow,
+    UnitRow,
+)
+
+# Built once: these run for every batch.
+_LOCK_ACCOUNTS = (
+    select(Account.id)
+    .where(Account.player_id.in_(bindparam("players", expanding=True)))
+    .order_by(Account.id)
+    .with_for_update()
+)
+_DEBIT = (
+    update(Account)
+    .where(
+        Account.player_id.in_(bindparam("players", expanding=True)),
+        Account.balance_cents >= bindparam("stake"),
+        Account.player_id.not_in(
+            select(Player.id).where(
+                Player.id.in_(bindparam("players", expanding=True)),
+                Player.self_excluded_until > bindparam("now"),
+            )
+        ),
+    )
+    .values(balance_cents=Account.balance_cents - bindparam("stake"))
+    .returning(Account.player_id, Account.id, Account.balance_cents)
+)
+_EXCLUDED_UNTIL = select(Player.id, Player.self_excluded_until).where(
+    Player.id.in_(bindparam("players", expanding=True))
+)
+_OPEN_BLOCK = (
+    select(Block.id, Block.next_serial, Block.block_size)
+    .where(Block.price_cents == bindparam("price"), Block.state == "open")
+    .with_for_update()
+)
+_ADVANCE = (
+    update(Block)
+    .where(Block.id == bindparam("block"))
+    .values(next_serial=bindparam("next"), state=bindparam("new_state"))
+)
+_UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
+    UnitRow.block_id == bindparam("block"),
+    UnitRow.serial.between(bindparam("first"), bindparam("last")),
+)
+_INSERT_PLAY = insert(PlayRow).returning(PlayRow.id, sort_by_parameter_order=True)
+
+
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """A well-formed order of this batch, its key taken."""
+
+    index: int
+    order: Order
+    key_id: int
+
+
+def sell(
+    session: Session, first: list[tuple[int, Order, str]], unsold: Unsold, now: datetime
+) -> list[tuple[UnitSale, int]]:
+    """Sell ``first`` (index in the batch, order, checked key; one order per player) step by
+    step; the sales and their play ids. The others go to ``unsold``."""
+    wanted = _claim(session, first, unsold, now)
+    sales = _sell(session, wanted, unsold.refused, now)
+    return list(zip(sales, _record(session, sales, now), strict=True))
+
+
+def _claim(
+    session: Session, first: list[tuple[int, Order, str]], unsold: Unsold, now: datetime
+) -> list[_Wanted]:
+    """Take each order's idempotency key; the orders to sell. A key used before is a replay
+    of its play, or a conflict."""
+    claims = idempotency.claim_many(
+        session,
+        requests=[(order.player_id, key, order.digest) for _, order, key in first],
+        now=now,
+    )
+    wanted: list[_Wanted] = []
+    for (index, order, _), claim in zip(first, claims, strict=True):
+        if isinstance(claim, ServiceError):
+            unsold.refused[index] = claim
+        elif claim.replay_of is not None:
+            unsold.replays.append((index, order.player_id, claim.replay_of))
+        else:
+            wanted.append(_Wanted(index, order, claim.key_id))
+    return wanted
+
+
+def _sell(
+    session: Session, wanted: list[_Wanted], refused: dict[int, ServiceError], now: datetime
+) -> list[UnitSale]:
+    """Debit the stakes, take the units and credit their lots; the sales, in batch order.
+    The refused orders' keys are given back and their stakes refunded."""
+    if not wanted:
+        return []
+    connection = session.connection()
+    players = sorted(w.order.player_id for w in wanted)
+    if len(players) > 1:
+        # The buyers' accounts first, in id order, before any block.
+        connection.execute(_LOCK_ACCOUNTS, {"players": players})
+    over = limits.over_loss_limit(
+        connection, {w.order.player_id: w.order.stake_cents for w in wanted}, now
+    )
+    for w in wanted:
+        if w.order.player_id in over:
+            refused[w.index] = over[w.order.player_id]
+    debited = _debit(connection, [w for w in wanted if w.index not in refused], refused, now)
+    taken = _take_units(session, connection, [w for w in wanted if w.index in debited])
+    no_unit = [w for w in wanted if w.index in debited and w.index not in taken]
+    for w in no_unit:
+        refused[w.index] = sold_out(w.order)
+    ledger.move(session, amounts={debited[w.index][0]: w.order.stake_cents for w in no_unit})
+    idempotency.release_many(session, key_ids=[w.key_id for w in wanted if w.index in refused])
+    units: dict[tuple[int, int], tuple[int, bytes]] = {}
+    for block_id, first, last in _ranges(taken.values()):
+        for serial, lot, cells in connection.execute(
+            _UNITS, {"block": block_id, "first": first, "last": last}
+        ):
+            units[(block_id, int(serial))] = (int(lot), bytes(cells))
+    sold = [w for w in wanted if w.index in taken]
+    lots = {w.index: units[taken[w.index]][0] for w in sold}
+    # A jouer play's lot waits in the pending account until its fourth grid (plays.reveal_many):
+    # credited now, it would show in the balance, or let a purchase spend it, before its time.
+    ledger.move(
+        session,
+        amounts={debited[w.index][0]: lots[w.index] for w in sold if w.order.mode == "auto"},
+    )
+    sales = []
+    for w in sold:
+        account_id, after_stake = debited[w.index]
+        block_id, serial = taken[w.index]
+        lot, cells = units[(block_id, serial)]
+        sales.append(
+            UnitSale(
+                index=w.index,
+                order=w.order,
+                key_id=w.key_id,
+                account_id=account_id,
+                balance_before=after_stake + w.order.stake_cents,
+                balance_after=after_stake + lot,
+                block_id=block_id,
+                serial=serial,
+                lot_cents=lot,
+                cells=cells,
+            )
+        )
+    return sales
+
+
+def _debit(
+    connection: Connection,
+    wanted: list[_Wanted],
+    refused: dict[int, ServiceError],
+    now: datetime,
+) -> dict[int, tuple[int, int]]:
+    """Debit each order's stake if the balance holds it and the player is not self-excluded;
+    (account id, balance after the stake) by order index. The others are refused."""
+    after: dict[int, tuple[int, int]] = {}
+    for stake in sorted({w.order.stake_cents for w in wanted}):  # one statement per price
+        players = [w.order.player_id for w in wanted if w.order.stake_cents == stake]
+        for player_id, account_id, balance in connection.execute(
+            _DEBIT, {"players": players, "stake": stake, "now": now}
+        ):
+            after[int(player_id or 0)] = (int(account_id), int(balance))
+    short = [w for w in wanted if w.order.player_id not in after]
+    if short:
+        until = {
+            int(player_id): excluded_until
+            for player_id, excluded_until in connection.execute(
+                _EXCLUDED_UNTIL, {"players": [w.order.player_id for w in short]}
+            )
+        }
+        for w in short:
+            refused[w.index] = not_debited(w.order, until[w.order.player_id], now)
+    return {w.index: after[w.order.player_id] for w in wanted if w.order.player_id in after}
+
+
+def _take_units(
+    session: Session, connection: Connection, debited: list[_Wanted]
+) -> dict[int, tuple[int, int]]:
+    """The next unsold units of the open blocks, one per order, in order; (block id,
+    serial) by order index. An order missing from the answer found its price sold out."""
+    taken: dict[int, tuple[int, int]] = {}
+    for price in sorted({w.order.stake_cents for w in debited}):  # blocks in price order
+        needed = [w for w in debited if w.order.stake_cents == price]
+        tried_to_open = False
+        while needed:
+            row = connection.execute(_OPEN_BLOCK, {"price": price}).first()
+            if row is None:
+                if tried_to_open:
+                    break
+                # Sold out: open the next block. If a concurrent buyer opened it first,
+                # open_next waited for its commit, so the next look finds it either way.
+                blocks.open_next(session, price_cents=price)
+                tried_to_open = True
+                continue
+            tried_to_open = False
+            block_id, next_serial, size = int(row[0]), int(row[1]), int(row[2])
+            count = max(0, min(len(needed), size + 1 - next_serial))
+            end = next_serial + count
+            connection.execute(
+                _ADVANCE,
+                {"block": block_id, "next": end, "new_state": "sold_out" if end > size else "open"},
+            )
+            for w, serial in zip(needed[:count], range(next_serial, end), strict=True):
+                taken[w.index] = (block_id, serial)
+            needed = needed[count:]
+    return taken
+
+
+def _ranges(units: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """(block id, first serial, last serial) covering ``units`` (block id, serial)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for block_id, serial in units:
+        low, high = spans.get(block_id, (serial, serial))
+        spans[block_id] = (min(low, serial), max(high, serial))
+    return [(block_id, low, high) for block_id, (low, high) in sorted(spans.items())]
+
+
+def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]:
+    """The ledger transactions, plays, settled keys and audit records of ``sales``; the
+    play ids. The operator accounts and the audit head are locked here, last."""
+    if not sales:
+        return []
+    transaction_ids = ledger.post_many(
+        session,
+        kind="purchase",
+        movements=[
+            [
+                (s.account_id, -s.order.stake_cents),
+                (SALES_ACCOUNT, s.order.stake_cents),
+                (PRIZES_ACCOUNT, -s.lot_cents),
+                (s.account_id if s.order.mode == "auto" else PENDING_ACCOUNT, s.lot_cents),
+            ]
+            for s in sales
+        ],
+        now=now,
+        settled=frozenset(s.account_id for s in sales),
+    )
+    play_ids = [
+        int(row[0])
+        for row in session.connection().execute(
+            _INSERT_PLAY,
+            [
+                {"player_id": s.order.player_id, "transaction_id": t, **s.columns(now)}
+                for s, t in zip(sales, transaction_ids, strict=True)
+            ],
+        )
+    ]
+    idempotency.settle_many(
+        session, results=[(s.key_id, p) for s, p in zip(sales, play_ids, strict=True)]
+    )
+    audit.append_many(
+        session,
+        records=[
+            (
+                "purchase",
+                f"player:{s.order.player_id}",
+                {
+                    "play_id": p,
+                    "player_id": s.order.player_id,
+                    "block_id": s.block_id,
+                    "serial": s.serial,
+                    "stake_cents": s.order.stake_cents,
+                    "lot_cents": s.lot_cents,
+                    "transaction_id": t,
+                },
+            )
+            for s, p, t in zip(sales, play_ids, transaction_ids, strict=True)
+        ],
+        now=now,
+    )
+    return play_ids
