@@ -132,7 +132,6 @@ def test_deactivation_is_the_callers_to_commit(engine: Engine, load: BlockLoader
         assert run_audit(session=session).ok
 
 
-
 @pytest.mark.slow
 def test_a_real_block_of_a_million_units(engine: Engine) -> None:
     block = generate_block(100, block_number=1)
