@@ -31,7 +31,7 @@ async def _settings(request: Request) -> Settings:
 
 def _session(request: Request) -> Iterator[Session]:
     """The request's unit of work: committed when the route returns, rolled back (on closing)
-    when it raises; the services it calls neither commit nor roll back."""
+    when it raises; the services it calls leave both to it."""
     factory: sessionmaker[Session] = request.app.state.sessionmaker
     with factory() as session:
         yield session
