@@ -57,7 +57,7 @@ def main() -> None:
         engine = make_engine(url)
         upgrade(engine)
         start = time.perf_counter()
-        with make_sessionmaker(engine)() as session:
+        with make_sessionmaker(engine).begin() as session:
             loading.load_block(
                 session=session, block=block, allow_test=True, actor="bench", now=utcnow()
             )

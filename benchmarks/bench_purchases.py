@@ -80,9 +80,9 @@ def _prepare(url: str, units: int) -> None:
     design = None if units == REAL_BLOCK else test_design(units)
     engine = make_engine(url)
     upgrade(engine)
-    with make_sessionmaker(engine)() as session:
-        for price in (100, 200, 300):
-            block = generate_block(price, design=design, block_number=1)
+    for price in (100, 200, 300):
+        block = generate_block(price, design=design, block_number=1)
+        with make_sessionmaker(engine).begin() as session:
             loading.load_block(
                 session=session, block=block, allow_test=True, actor="bench", now=utcnow()
             )

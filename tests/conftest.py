@@ -107,7 +107,7 @@ def load(engine: Engine) -> BlockLoader:
     """``load(price_cents=100, size=200, number=1)``: make and load a test block; its id."""
 
     def _load(price_cents: int = 100, *, size: int = 200, number: int = 1) -> int:
-        with make_sessionmaker(engine)() as session:
+        with make_sessionmaker(engine).begin() as session:
             return loading.load_block(
                 session=session,
                 block=make_block(price_cents, size=size, number=number),

@@ -22,7 +22,7 @@ from tests.conftest import BlockLoader, make_block
 
 
 def _load(engine: Engine, block: BlockData, *, allow_test: bool = True) -> int:
-    with make_sessionmaker(engine)() as session:
+    with make_sessionmaker(engine).begin() as session:
         return loading.load_block(
             session=session, block=block, allow_test=allow_test, actor="test", now=utcnow()
         )
@@ -77,7 +77,7 @@ def test_refusals_change_nothing(engine: Engine) -> None:
 def test_load_file(engine: Engine, tmp_path: Path) -> None:
     path = tmp_path / "block.parquet"
     write_block(make_block(300, size=40, number=2), path)
-    with make_sessionmaker(engine)() as session:
+    with make_sessionmaker(engine).begin() as session:
         block_id = loading.load_block_file(
             session=session, path=path, allow_test=True, actor="test", now=utcnow()
         )
@@ -102,7 +102,7 @@ def test_one_open_block_per_price_and_deactivation(engine: Engine, load: BlockLo
     b = load(100, size=20, number=2)
     c = load(200, size=20, number=1)
     assert _states(engine) == {a: "open", b: "loaded", c: "open"}
-    with make_sessionmaker(engine)() as session:
+    with make_sessionmaker(engine).begin() as session:
         with pytest.raises(InvalidError):
             blocks.deactivate(session=session, block_id=a, reason="  ", actor="t", now=utcnow())
         with pytest.raises(NotFoundError):
@@ -114,6 +114,22 @@ def test_one_open_block_per_price_and_deactivation(engine: Engine, load: BlockLo
         assert listed[a].deactivation_reason == "misprint"
         assert run_audit(session=session).ok
     assert _states(engine) == {a: "deactivated", b: "open", c: "open"}
+
+
+def test_deactivation_is_the_callers_to_commit(engine: Engine, load: BlockLoader) -> None:
+    a = load(100, size=20, number=1)
+    b = load(100, size=20, number=2)
+    with make_sessionmaker(engine)() as session:
+        blocks.deactivate(session=session, block_id=a, reason="misprint", actor="t", now=utcnow())
+        assert session.in_transaction()
+        assert {s.block_id: s.state for s in blocks.list_blocks(session=session)} == {
+            a: "deactivated",
+            b: "open",
+        }
+        session.rollback()
+    assert _states(engine) == {a: "open", b: "loaded"}
+    with make_sessionmaker(engine)() as session:
+        assert run_audit(session=session).ok
 
 
 @pytest.mark.slow

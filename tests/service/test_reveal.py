@@ -57,6 +57,7 @@ def test_reveals_asked_together_are_one_transaction_each_with_its_outcome(
                 plays.Reveal(ana, ana_play, 1),  # again: changes nothing
             ],
         )
+        session.commit()
     assert len(commits) == 1
     bobs, first, not_hers, no_grid, again = outcomes
     assert isinstance(bobs, plays.PlayView)

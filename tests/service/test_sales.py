@@ -116,6 +116,7 @@ def test_refused_orders_change_nothing_and_the_others_sell(
         wallet.deposit(
             session=session, player_id=poor, amount_cents=100, idempotency_key="more", now=utcnow()
         )
+        session.commit()
     (again,) = _plays(_buy(sessions, [sales.Order(poor, 100, Mode.AUTO, "b")]))
     assert again.serial == 2
     _audit_ok(sessions)

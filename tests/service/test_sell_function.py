@@ -77,7 +77,7 @@ def schemas(postgres_database: str) -> Iterator[Callable[[], Engine]]:
 def _scenario(engine: Engine, blocks: list[Block]) -> tuple[list[list[str]], dict[str, Any]]:
     """Two batches with every kind of outcome; a summary of each outcome, and the rows."""
     sessions = make_sessionmaker(engine)
-    with sessions() as session:
+    with sessions.begin() as session:
         for block in blocks:
             loading.load_block(
                 session=session, block=block, allow_test=True, actor="test", now=FIRST
@@ -188,7 +188,7 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
     plays (the loss check reads a player's week of plays by ix_plays_player_time)."""
     engine = schemas()
     sessions = make_sessionmaker(engine)
-    with sessions() as session:
+    with sessions.begin() as session:
         loading.load_block(
             session=session, block=make_block(100), allow_test=True, actor="test", now=FIRST
         )

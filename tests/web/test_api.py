@@ -8,6 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 import numpy as np
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, event, select, update
+from sqlalchemy.orm import Session
 
 from pharaon.game.evaluate import evaluate
 from pharaon.game.unit import parse_ticket
@@ -41,6 +42,29 @@ def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
         "self_excluded_until": None,
         "reality_check_minutes": None,
     }
+
+
+def test_a_write_is_answered_only_once_committed(client: TestClient, player: Player) -> None:
+    """The route's session commits before the answer leaves: a commit that fails is answered
+    500, never 201, and keeps nothing."""
+    quiet = TestClient(client.app, raise_server_exceptions=False)
+    writers = client.app.state.sessionmaker  # type: ignore[attr-defined]
+
+    def refuse(_session: Session) -> None:
+        raise RuntimeError("the disk is full")
+
+    event.listen(writers, "before_commit", refuse)
+    try:
+        r = quiet.post(
+            "/api/v1/deposits",
+            json={"amount_cents": 500},
+            headers={**player.headers, "Idempotency-Key": "k"},
+        )
+    finally:
+        event.remove(writers, "before_commit", refuse)
+    assert (r.status_code, r.json()["error"]) == (500, "internal_error")
+    assert player.balance() == 0
+    assert player.deposit(500) == 500
 
 
 def test_reads_go_beside_a_write_in_progress(

@@ -44,7 +44,7 @@ def faulty(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Engine, LiveServe
     url = cluster.url("pharaon")
     engine = make_engine(url)
     upgrade(engine)
-    with make_sessionmaker(engine)() as session:
+    with make_sessionmaker(engine).begin() as session:
         loading.load_block(
             session=session,
             block=make_block(100, size=BUYERS * PURCHASES + 40),

@@ -62,7 +62,7 @@ def _database(url: str) -> Engine:
     """A migrated database at ``url`` with a test block of 200 units at 1 €."""
     engine = make_engine(url)
     upgrade(engine)
-    with make_sessionmaker(engine)() as session:
+    with make_sessionmaker(engine).begin() as session:
         loading.load_block(
             session=session,
             block=make_block(100, size=200),

@@ -118,5 +118,6 @@ def export_sales(
             fail(exc.detail)
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror}")
+        session.commit()
     rows = ", ".join(f"{n} {table}" for table, n in done.rows.items())
     typer.echo(f"exported {rows} to {out}")

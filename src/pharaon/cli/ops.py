@@ -90,6 +90,7 @@ def blocks_load(
             )
         except ServiceError as exc:
             fail(exc.detail)
+        session.commit()
     typer.echo(f"loaded block {block_id}")
 
 
@@ -138,6 +139,7 @@ def blocks_deactivate(
             )
         except ServiceError as exc:
             fail(exc.detail)
+        session.commit()
     typer.echo(f"block {block_id} deactivated")
 
 
@@ -198,17 +200,19 @@ def _first_start(engine: Engine, settings: Settings) -> None:
     from pharaon.service.clock import utcnow
     from pharaon.store.engine import make_sessionmaker
 
-    with make_sessionmaker(engine)() as session:
+    sessions = make_sessionmaker(engine)
+    with sessions() as session:
         if blocks.has_blocks(session=session):
             return
-        typer.echo("first start: generating one block per price (this takes a while)", err=True)
-        vendor, operator = _first_start_keys(settings.keys_dir)
-        with _progress() as bar:
-            for price in rules().prices_cents:
-                prefix = f"{format_cents(price)} "
-                block = generate_block(
-                    price, vendor_key=vendor, operator_key=operator, progress=_Bar(bar, prefix)
-                )
+    typer.echo("first start: generating one block per price (this takes a while)", err=True)
+    vendor, operator = _first_start_keys(settings.keys_dir)
+    with _progress() as bar:
+        for price in rules().prices_cents:
+            prefix = f"{format_cents(price)} "
+            block = generate_block(
+                price, vendor_key=vendor, operator_key=operator, progress=_Bar(bar, prefix)
+            )
+            with sessions.begin() as session:  # one block, one transaction
                 loading.load_block(
                     session=session,
                     block=block,

@@ -319,14 +319,14 @@ def _check_chain(
 def run_audit(*, session: Session, published: Sequence[tuple[int, str]] = ()) -> AuditReport:
     """Check the ledger, the balances, the pending lots, units against plays, block sizes and
     the audit chain, which must pass through every checkpoint: the stored ones and
-    ``published`` (seq, sha256), copies kept outside the database."""
+    ``published`` (seq, sha256), copies kept outside the database. Read in the caller's
+    transaction, which the caller ends."""
     checks = [
         *_check_ledger(session),
         _check_pending(session),
         *_check_units(session),
         _check_chain(session, published),
     ]
-    session.rollback()
     return AuditReport(tuple(checks))
 
 

@@ -3,7 +3,8 @@
 A block is ``loaded``, then ``open`` (on sale; at most one per price), then ``sold_out``; or
 ``deactivated`` by the operator. When the open block at a price sells out, the next loaded one
 at that price (lowest id) opens. Loading is in :mod:`pharaon.service.loading` (it needs the
-block factory, which the server does not).
+block factory, which the server does not). Each function works in the caller's transaction and
+neither commits nor rolls back: the caller owns the unit of work.
 """
 
 from __future__ import annotations
@@ -154,9 +155,10 @@ def _remaining(connection: Connection, block_ids: list[int]) -> dict[int, list[t
 
 
 def list_blocks(*, session: Session) -> list[BlockSummary]:
+    """Every block, by id, with its units sold and lots left (read in the caller's
+    transaction, which sees them in one snapshot)."""
     blocks = session.execute(select(Block).order_by(Block.id)).scalars().all()
     remaining = _remaining(session.connection(), [b.id for b in blocks])
-    session.rollback()
     return [
         BlockSummary(
             block_id=b.id,
@@ -195,39 +197,34 @@ def remaining_prizes(*, connection: Connection, stake_cents: int) -> list[tuple[
 
 
 def deactivate(*, session: Session, block_id: int, reason: str, actor: str, now: datetime) -> None:
-    """Stop a block's sales (logged); its past plays stay as they are."""
+    """Stop a block's sales (logged), in the caller's transaction; its past plays stay as
+    they are. The block's row stays locked until the caller commits."""
     reason = reason.strip()
     if not reason:
         raise InvalidError("a reason is required to deactivate a block")
-    try:
-        row = session.execute(
-            select(Block.state, Block.price_cents).where(Block.id == block_id).with_for_update()
-        ).first()
-        if row is None:
-            raise NotFoundError(f"no block with id {block_id}")
-        if row.state not in ("loaded", "open"):
-            raise ConflictError(f"block {block_id} is {row.state}; only loaded or open blocks stop")
-        session.execute(
-            update(Block)
-            .where(Block.id == block_id)
-            .values(state="deactivated", deactivated_at=now, deactivation_reason=reason)
-        )
-        if row.state == "open":
-            open_next(session, price_cents=row.price_cents)
-        audit.append(
-            session,
-            kind="block_deactivated",
-            actor=actor,
-            payload={"block_id": block_id, "reason": reason, "was": row.state},
-            now=now,
-        )
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
+    row = session.execute(
+        select(Block.state, Block.price_cents).where(Block.id == block_id).with_for_update()
+    ).first()
+    if row is None:
+        raise NotFoundError(f"no block with id {block_id}")
+    if row.state not in ("loaded", "open"):
+        raise ConflictError(f"block {block_id} is {row.state}; only loaded or open blocks stop")
+    session.execute(
+        update(Block)
+        .where(Block.id == block_id)
+        .values(state="deactivated", deactivated_at=now, deactivation_reason=reason)
+    )
+    if row.state == "open":
+        open_next(session, price_cents=row.price_cents)
+    audit.append(
+        session,
+        kind="block_deactivated",
+        actor=actor,
+        payload={"block_id": block_id, "reason": reason, "was": row.state},
+        now=now,
+    )
 
 
 def has_blocks(*, session: Session) -> bool:
-    found = session.execute(select(Block.id).limit(1)).first() is not None
-    session.rollback()
-    return found
+    """Whether any block was ever loaded."""
+    return session.execute(select(Block.id).limit(1)).first() is not None

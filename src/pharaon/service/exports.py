@@ -90,7 +90,8 @@ def _sha256(path: Path) -> str:
 
 def export_period(*, session: Session, since: datetime, until: datetime, out: Path) -> Exported:
     """Write ``out``/{table}.csv and .parquet for records from ``since`` (inclusive) to ``until``
-    (exclusive), and ``out``/manifest.json with each file's SHA-256; ``out`` must be empty."""
+    (exclusive), and ``out``/manifest.json with each file's SHA-256; ``out`` must be empty. The
+    tables are read in the caller's transaction, which the caller ends."""
     if until <= since:
         raise InvalidError(f"the period must end after it starts: {since} .. {until}")
     if out.exists() and any(out.iterdir()):
@@ -116,7 +117,6 @@ def export_period(*, session: Session, since: datetime, until: datetime, out: Pa
         for suffix in ("csv", "parquet"):
             file = f"{name}.{suffix}"
             files[file] = _sha256(out / file)
-    session.rollback()
     manifest = {
         "from": since.isoformat(),
         "to": until.isoformat(),
@@ -132,7 +132,8 @@ def export_audited(
     *, session: Session, since: datetime, until: datetime, out: Path, actor: str, now: datetime
 ) -> Exported:
     """:func:`export_period`, then an ``export`` record naming ``actor``, the period and each
-    file's SHA-256 in the audit log (committed): who took the regulator's data, and which."""
+    file's SHA-256 in the audit log, in the caller's transaction (the caller commits): who took
+    the regulator's data, and which."""
     done = export_period(session=session, since=since, until=until, out=out)
     audit.append(
         session,
@@ -141,5 +142,4 @@ def export_audited(
         payload={"from": since.isoformat(), "to": until.isoformat(), "sha256": done.files},
         now=now,
     )
-    session.commit()
     return done

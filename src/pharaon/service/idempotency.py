@@ -151,8 +151,7 @@ def settle_and_record(
     payload: dict[str, Any],
     now: datetime,
 ) -> None:
-    """Finish a player's idempotent money movement in one commit: the key points at its
-    result and the audit log records it."""
+    """Finish a player's idempotent money movement in the caller's transaction: the key points
+    at its result and the audit log records it; the caller's commit makes both durable."""
     settle(session, key_id=claim.key_id, result_id=result_id)
     audit.append(session, kind=kind, actor=f"player:{player_id}", payload=payload, now=now)
-    session.commit()

@@ -1,7 +1,8 @@
 """Loading a block from the factory: verified first, refused if it is a test block (unless
 allowed) or already loaded; its units bulk-loaded (COPY on PostgreSQL, executemany in chunks
 on SQLite) with the block row, its prize counts, its Merkle tree (for the players' proofs), an
-audit record and a checkpoint of the audit chain, in one transaction."""
+audit record and a checkpoint of the audit chain, all in the caller's transaction (the caller
+commits, or rolls back what a refusal or an error left half done)."""
 
 from __future__ import annotations
 
@@ -98,8 +99,9 @@ def load_block(
     now: datetime,
     progress: Progress | None = None,
 ) -> int:
-    """Verify ``block`` and store it with its units; returns its id. Refuses a test block
-    unless ``allow_test``, a block that fails verification, and one already loaded."""
+    """Verify ``block`` and store it with its units, in the caller's transaction; returns its
+    id. Refuses a test block unless ``allow_test``, a block that fails verification, and one
+    already loaded."""
     m = block.manifest
     if m.test and not allow_test:
         raise BlockRefusedError(
@@ -114,67 +116,62 @@ def load_block(
         raise BlockRefusedError("block fails verification: " + "; ".join(report.problems[:3]))
     if progress is not None:
         progress("verify", 1, 1)
-    try:
-        _refuse_duplicate(session, block)
-        block_id = session.execute(
-            insert(Block)
-            .values(
-                game=m.game,
-                emission=m.emission,
-                price_cents=m.price_cents,
-                block_number=m.block_number,
-                block_size=m.block_size,
-                is_test=m.test,
-                units_sha256=m.units_sha256,
-                merkle_root=m.merkle_root,
-                manifest_json=json.dumps(m.as_json(), sort_keys=True),
-                state="loaded",
-                next_serial=1,
-                loaded_at=now,
-            )
-            .returning(Block.id)
-        ).scalar_one()
-        _insert_units(session, int(block_id), block, progress)
-        if progress is not None:
-            progress("Merkle tree", 0, 1)
-        root = trees.store_tree(
-            session, block_id=int(block_id), units=block.units, lots_cents=block.lots_cents
+    _refuse_duplicate(session, block)
+    block_id = session.execute(
+        insert(Block)
+        .values(
+            game=m.game,
+            emission=m.emission,
+            price_cents=m.price_cents,
+            block_number=m.block_number,
+            block_size=m.block_size,
+            is_test=m.test,
+            units_sha256=m.units_sha256,
+            merkle_root=m.merkle_root,
+            manifest_json=json.dumps(m.as_json(), sort_keys=True),
+            state="loaded",
+            next_serial=1,
+            loaded_at=now,
         )
-        if root != m.merkle_root:  # verify_block checked it: a mismatch is a bug, not a block
-            raise RuntimeError(f"Merkle root {root} differs from the manifest's {m.merkle_root}")
-        if progress is not None:
-            progress("Merkle tree", 1, 1)
-        lots, counts = np.unique(block.lots_cents[block.lots_cents > 0], return_counts=True)
-        if len(lots):
-            session.execute(
-                insert(BlockPrize),
-                [
-                    {"block_id": block_id, "lot_cents": int(lot), "units": int(n)}
-                    for lot, n in zip(lots, counts, strict=True)
-                ],
-            )
-        open_next(session, price_cents=m.price_cents)
-        audit.append(
-            session,
-            kind="block_loaded",
-            actor=actor,
-            payload={
-                "block_id": block_id,
-                "emission": m.emission,
-                "price_cents": m.price_cents,
-                "block_number": m.block_number,
-                "block_size": m.block_size,
-                "units_sha256": m.units_sha256,
-                "merkle_root": m.merkle_root,
-                "test": m.test,
-            },
-            now=now,
+        .returning(Block.id)
+    ).scalar_one()
+    _insert_units(session, int(block_id), block, progress)
+    if progress is not None:
+        progress("Merkle tree", 0, 1)
+    root = trees.store_tree(
+        session, block_id=int(block_id), units=block.units, lots_cents=block.lots_cents
+    )
+    if root != m.merkle_root:  # verify_block checked it: a mismatch is a bug, not a block
+        raise RuntimeError(f"Merkle root {root} differs from the manifest's {m.merkle_root}")
+    if progress is not None:
+        progress("Merkle tree", 1, 1)
+    lots, counts = np.unique(block.lots_cents[block.lots_cents > 0], return_counts=True)
+    if len(lots):
+        session.execute(
+            insert(BlockPrize),
+            [
+                {"block_id": block_id, "lot_cents": int(lot), "units": int(n)}
+                for lot, n in zip(lots, counts, strict=True)
+            ],
         )
-        checkpoints.take(session, reason="block_loaded", now=now)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
+    open_next(session, price_cents=m.price_cents)
+    audit.append(
+        session,
+        kind="block_loaded",
+        actor=actor,
+        payload={
+            "block_id": block_id,
+            "emission": m.emission,
+            "price_cents": m.price_cents,
+            "block_number": m.block_number,
+            "block_size": m.block_size,
+            "units_sha256": m.units_sha256,
+            "merkle_root": m.merkle_root,
+            "test": m.test,
+        },
+        now=now,
+    )
+    checkpoints.take(session, reason="block_loaded", now=now)
     return int(block_id)
 
 

@@ -154,10 +154,11 @@ def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayVi
 
 
 def reveal_many(*, session: Session, reveals: Sequence[Reveal]) -> list[PlayView | ServiceError]:
-    """Uncover the grid of each of ``reveals`` in one transaction (one commit); for each, its
-    play as far as uncovered, or what refused it: :class:`InvalidError` for a grid outside
-    1..4, :class:`NotFoundError` for a play that is not the player's. Uncovering a grid again
-    changes nothing. The plays are locked in id order, as every batch locks them.
+    """Uncover the grid of each of ``reveals`` in the caller's transaction (the caller's one
+    commit serves the batch); for each, its play as far as uncovered, or what refused it:
+    :class:`InvalidError` for a grid outside 1..4, :class:`NotFoundError` for a play that is not
+    the player's. Uncovering a grid again changes nothing. The plays are locked in id order, as
+    every batch locks them, until the caller commits.
 
     The grid that finishes a jouer play moves its lot from the pending account to the player's,
     in this transaction (one ledger transaction and one audit record per winning play): the
@@ -165,29 +166,24 @@ def reveal_many(*, session: Session, reveals: Sequence[Reveal]) -> list[PlayView
     """
     outcomes: dict[int, PlayView | ServiceError] = {}
     now = utcnow()
-    try:
-        connection = session.connection()
-        finished: list[tuple[int, int, int]] = []  # (player id, play id, lot), lot > 0
-        for index in sorted(range(len(reveals)), key=lambda i: reveals[i].play_id):
-            r = reveals[index]
-            if not 1 <= r.grid <= GRIDS:
-                outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}")
-                continue
-            params = {"play": r.play_id, "player": r.player_id, "grid_bit": 1 << (r.grid - 1)}
-            changed = connection.execute(_UNCOVER, params).first()
-            if changed is not None and changed.revealed == ALL_GRIDS and changed.prize_cents:
-                finished.append((r.player_id, r.play_id, int(changed.prize_cents)))
-            try:
-                outcomes[index] = view_play(
-                    connection=connection, player_id=r.player_id, play_id=r.play_id
-                )
-            except NotFoundError as exc:
-                outcomes[index] = exc
-        _credit_lots(session, finished, now)
-        session.commit()
-    except BaseException:
-        session.rollback()
-        raise
+    connection = session.connection()
+    finished: list[tuple[int, int, int]] = []  # (player id, play id, lot), lot > 0
+    for index in sorted(range(len(reveals)), key=lambda i: reveals[i].play_id):
+        r = reveals[index]
+        if not 1 <= r.grid <= GRIDS:
+            outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}")
+            continue
+        params = {"play": r.play_id, "player": r.player_id, "grid_bit": 1 << (r.grid - 1)}
+        changed = connection.execute(_UNCOVER, params).first()
+        if changed is not None and changed.revealed == ALL_GRIDS and changed.prize_cents:
+            finished.append((r.player_id, r.play_id, int(changed.prize_cents)))
+        try:
+            outcomes[index] = view_play(
+                connection=connection, player_id=r.player_id, play_id=r.play_id
+            )
+        except NotFoundError as exc:
+            outcomes[index] = exc
+    _credit_lots(session, finished, now)
     return [outcomes[i] for i in range(len(reveals))]
 
 

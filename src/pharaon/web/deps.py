@@ -30,9 +30,12 @@ async def _settings(request: Request) -> Settings:
 
 
 def _session(request: Request) -> Iterator[Session]:
+    """The request's unit of work: committed when the route returns, rolled back (on closing)
+    when it raises; the services it calls leave both to it."""
     factory: sessionmaker[Session] = request.app.state.sessionmaker
     with factory() as session:
         yield session
+        session.commit()
 
 
 async def _reader(request: Request) -> Engine:
@@ -46,7 +49,8 @@ async def _read_desk(request: Request) -> ReadDesk:
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
-SessionDep = Annotated[Session, Depends(_session)]
+# scope="function": the commit runs before the answer is sent, so a 2xx means committed.
+SessionDep = Annotated[Session, Depends(_session, scope="function")]
 # For a read of one statement (:func:`pharaon.store.engine.make_reader`): no transaction, and
 # on SQLite no wait for the writer. An async route gives it to the read desk (ReadsDep), which
 # runs the reads waiting together on one connection; a route in a thread connects itself.

@@ -233,7 +233,7 @@ class RevealDesk(Desk[plays.Reveal, PlayView]):
         self._sessions = sessions
 
     def _serve_batch(self, requests: list[plays.Reveal]) -> Sequence[PlayView | Exception]:
-        with self._sessions() as session:
+        with self._sessions.begin() as session:
             return plays.reveal_many(session=session, reveals=requests)
 
 

@@ -386,6 +386,7 @@ def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDe
         exports.export_audited(
             session=session, since=since, until=until, out=out, actor=current.actor, now=utcnow()
         )
+        session.commit()  # the audit head stays locked until then: not while zipping
         with zipfile.ZipFile(folder / name, "w", zipfile.ZIP_DEFLATED) as archive:
             for file in sorted(out.iterdir()):
                 archive.write(file, file.name)
