@@ -29,5 +29,5 @@ def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int
                 idempotency_key="first",
                 now=utcnow(),
             )
-            session.commit()
+        session.commit()
     return player_id

@@ -33,7 +33,7 @@ def _scenario(engine: Engine, name: str) -> list[str]:
     player_id = funded_player(sessions, name, 10_000)
     now = utcnow()
     week_ago = now - timedelta(days=8)
-    with sessions() as session:
+    with sessions() as session, session.begin():
         limits.set_limits(
             session=session,
             player_id=player_id,
@@ -58,7 +58,7 @@ def _scenario(engine: Engine, name: str) -> list[str]:
     seen += [summary(o) for o in new]
     first = new[0]
     assert isinstance(first, plays.PlayView)
-    with sessions() as session:
+    with sessions() as session, session.begin():
         for grid in (1, 2, 3, 4):
             [finished] = plays.reveal_many(
                 session=session, reveals=[plays.Reveal(player_id, first.play_id, grid)]
@@ -115,7 +115,7 @@ def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
     now = utcnow()
 
     def put(value: int | None, at: datetime) -> limits.Limits:
-        with sessions() as session:
+        with sessions() as session, session.begin():
             return limits.set_limits(
                 session=session,
                 player_id=player_id,
@@ -137,7 +137,7 @@ def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
             session=session, player_id=player_id, now=now + timedelta(hours=25)
         )
     assert later.loss_weekly_cents is None
-    with sessions() as session:
+    with sessions() as session, session.begin():
         kept = limits.set_limits(
             session=session,
             player_id=player_id,

@@ -67,7 +67,7 @@ def test_reveals_asked_together_are_one_transaction_each_with_its_outcome(
     assert isinstance(not_hers, NotFoundError)
     assert isinstance(no_grid, InvalidError)
     assert again == first
-    with factory() as session:
+    with factory() as session, session.begin():
         [bob_now] = plays.reveal_many(session=session, reveals=[plays.Reveal(bob, bob_play, 4)])
     assert isinstance(bob_now, plays.PlayView)
     assert [g is not None for g in bob_now.grids] == [False, False, False, True]

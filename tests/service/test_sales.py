@@ -87,7 +87,7 @@ def test_refused_orders_change_nothing_and_the_others_sell(
         funded_player(sessions, n, d)
         for n, d in (("rich", 1_000), ("poor", 50), ("out", 1_000), ("ok", 500))
     )
-    with sessions() as session:
+    with sessions() as session, session.begin():
         limits.self_exclude(session=session, player_id=excluded, days=7, now=utcnow())
     orders = [
         sales.Order(rich, 100, Mode.AUTO, "a"),

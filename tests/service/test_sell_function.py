@@ -86,7 +86,7 @@ def _scenario(engine: Engine, blocks: list[Block]) -> tuple[list[list[str]], dic
     rich = [funded_player(sessions, f"p{n}", 1_000) for n in range(8)]
     poor = funded_player(sessions, "poor", 50)
     out = funded_player(sessions, "out", 1_000)
-    with sessions() as session:
+    with sessions() as session, session.begin():
         limits.self_exclude(session=session, player_id=out, days=7, now=FIRST)
     # Across the first block's end, in jouer mode: their lots wait in the pending account.
     first = [sales.Order(p, 100, Mode.JOUER, "a") for p in rich[:5]]
@@ -193,7 +193,10 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
             session=session, block=make_block(100), allow_test=True, actor="test", now=FIRST
         )
     buyers = [funded_player(sessions, f"p{n}", 10_000) for n in range(3)]
-    with sessions() as session:  # one buyer's purchases read their week of plays (0006)
+    with (
+        sessions() as session,
+        session.begin(),
+    ):  # one buyer's purchases read their week of plays (0006)
         limits.set_limits(
             session=session,
             player_id=buyers[0],
@@ -204,7 +207,7 @@ def test_the_function_reaches_its_rows_by_index(schemas: Callable[[], Engine]) -
             now=FIRST,
         )
     plans: list[str] = []
-    with sessions() as session:
+    with sessions() as session, session.begin():
         for n in range(8):  # on one connection: the plans are made, then kept
             orders = [sales.Order(p, 100, Mode.AUTO, f"k{n}") for p in buyers]
             assert all(

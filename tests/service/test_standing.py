@@ -35,7 +35,7 @@ def test_a_new_player_has_a_balance_and_no_limits(engine: Engine) -> None:
 def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
     sessions = make_sessionmaker(engine)
     player_id = funded_player(sessions, "limited", 500)
-    with sessions() as session:
+    with sessions() as session, session.begin():
         # Then a raise of the daily limit, and a lower monthly one.
         for daily, monthly in ((1_000, 9_000), (2_000, 8_000)):
             limits.set_limits(
@@ -61,7 +61,7 @@ def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
 def test_a_self_exclusion_shows_until_it_ends(engine: Engine) -> None:
     sessions = make_sessionmaker(engine)
     player_id = funded_player(sessions, "excluded", 0)
-    with sessions() as session:
+    with sessions() as session, session.begin():
         until = limits.self_exclude(session=session, player_id=player_id, days=2, now=utcnow())
     assert _look_up(engine, player_id).self_excluded_until == until
     assert _look_up(engine, player_id, hours_later=49).self_excluded_until is None

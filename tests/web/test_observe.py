@@ -272,7 +272,7 @@ def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[An
     url = f"sqlite:///{tmp_path / 'served.db'}"
     engine = make_engine(url)
     upgrade(engine)
-    with make_sessionmaker(engine)() as session:
+    with make_sessionmaker(engine)() as session, session.begin():
         loading.load_block(
             session=session,
             block=make_block(100, size=60),

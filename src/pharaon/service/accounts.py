@@ -71,28 +71,29 @@ def register(
         )
     if age_on(birth_date, today) < ADULT_AGE:
         raise UnderageError(f"players must be at least {ADULT_AGE} years old")
+    taken = EmailTakenError(f"a player with email {address} already exists")
     if session.execute(select(Player.id).where(Player.email == address)).first():
-        session.rollback()
-        raise EmailTakenError(f"a player with email {address} already exists")
+        raise taken
+    password_hash = _hash(password)
     try:
-        player_id = session.execute(
-            insert(Player)
-            .values(
-                email=address,
-                password_hash=_hash(password),
-                birth_date=birth_date,
-                created_at=now,
-            )
-            .returning(Player.id)
-        ).scalar_one()
-        session.execute(insert(Account).values(kind="player", player_id=player_id, balance_cents=0))
-        session.commit()
+        # A savepoint: when a concurrent sign-up took the email first, the caller's
+        # transaction survives the refused insert.
+        with session.begin_nested():
+            player_id = session.execute(
+                insert(Player)
+                .values(
+                    email=address,
+                    password_hash=password_hash,
+                    birth_date=birth_date,
+                    created_at=now,
+                )
+                .returning(Player.id)
+            ).scalar_one()
     except IntegrityError as exc:
-        session.rollback()
         if session.execute(select(Player.id).where(Player.email == address)).first():
-            session.rollback()
-            raise EmailTakenError(f"a player with email {address} already exists") from exc
+            raise taken from exc
         raise
+    session.execute(insert(Account).values(kind="player", player_id=player_id, balance_cents=0))
     return Registered(int(player_id), address)
 
 
@@ -128,8 +129,9 @@ def log_in(
     or ``max_address_failures`` from the ``client`` address across emails (credential
     stuffing), 429 for a while.
 
-    Failures are counted per email, known or not, and per address, and committed even though
-    the call fails. A success clears its email's count, not its address's.
+    Failures are counted per email, known or not, and per address, in the caller's
+    transaction, which the caller commits though the call fails (:class:`UnauthorizedError`).
+    A success clears its email's count, not its address's.
     """
     try:
         address = normalise_email(email)
@@ -154,9 +156,7 @@ def log_in(
         session.execute(
             update(Player).where(Player.id == player.id).values(password_hash=_hash(password))
         )
-    created = sessions.create(session, player_id=int(player.id), now=now)
-    session.commit()
-    return created
+    return sessions.create(session, player_id=int(player.id), now=now)
 
 
 def check_not_locked(session: Session, keys: list[str], now: datetime) -> None:
@@ -167,7 +167,6 @@ def check_not_locked(session: Session, keys: list[str], now: datetime) -> None:
         select(func.max(LoginFailure.locked_until)).where(LoginFailure.email.in_(keys))
     ).scalar_one_or_none()
     if locked_until is not None and locked_until > now:
-        session.rollback()
         raise LockedOutError(
             f"too many failed logins: try again after {locked_until.isoformat(timespec='seconds')}"
         )
@@ -177,10 +176,9 @@ def count_failures(
     session: Session, counted: list[tuple[str, int]], now: datetime, lockout: timedelta
 ) -> None:
     """Count a failed log-in on each row of ``counted`` (key, failures that lock it out for
-    ``lockout``), and commit: the count stays though the log-in fails."""
+    ``lockout``), in the caller's transaction: the caller commits it though the log-in fails."""
     for key, most in counted:
         _count_failure(session, key, now, most, lockout)
-    session.commit()
 
 
 def clear_failures(session: Session, key: str) -> None:

@@ -174,7 +174,6 @@ def set_limits(
             payload={"player_id": player_id, "loss_weekly_cents": wanted[LOSS]},
             now=now,
         )
-    session.commit()
     return get_limits(session=session, player_id=player_id, now=now)
 
 
@@ -281,7 +280,6 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
         payload={"player_id": player_id, "days": days, "until": until.isoformat()},
         now=now,
     )
-    session.commit()
     return until
 
 

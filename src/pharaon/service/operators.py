@@ -153,7 +153,8 @@ def log_in(
     """A new operator session for the right password and a fresh TOTP code; else 401. As for
     players (:func:`pharaon.service.accounts.log_in`), ``max_failures`` wrong ones (password
     or code) for an email, or ``max_address_failures`` from the ``client`` address, lock
-    log-ins out for ``lockout`` (429), even with the right ones; failures are committed.
+    log-ins out for ``lockout`` (429), even with the right ones; the caller commits the failures'
+    count though the call fails.
     ``sealer`` opens the stored TOTP secret, and seals one still in clear (before 0006)."""
     refused = UnauthorizedError("wrong email, password or one-time code")
     try:

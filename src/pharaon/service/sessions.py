@@ -187,4 +187,3 @@ def _write_due(*, session: Session, found: Found, now: datetime) -> None:
 def end(*, session: Session, token_sha256: str) -> None:
     """Log out: the session is deleted."""
     session.execute(delete(SessionRow).where(SessionRow.token_sha256 == token_sha256))
-    session.commit()

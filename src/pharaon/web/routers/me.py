@@ -9,7 +9,7 @@ from fastapi import APIRouter
 from pharaon.service import limits, standing
 from pharaon.service.clock import utcnow
 from pharaon.service.sessions import Current
-from pharaon.web.deps import CurrentPlayer, ReaderDep, ReadsDep, SessionDep
+from pharaon.web.deps import CurrentPlayer, ReadsDep, SessionDep
 from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, SelfExclusionIn
 
 router = APIRouter(tags=["me"])
@@ -55,11 +55,10 @@ def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> L
 
 
 @router.post("/me/self-exclusion")
-def self_exclude(
-    body: SelfExclusionIn, current: CurrentPlayer, session: SessionDep, reader: ReaderDep
-) -> MeOut:
+def self_exclude(body: SelfExclusionIn, current: CurrentPlayer, session: SessionDep) -> MeOut:
     """Exclude oneself from deposits and plays for ``days`` days."""
-    limits.self_exclude(session=session, player_id=current.player_id, days=body.days, now=utcnow())
-    with reader.connect() as connection:  # after the commit: it shows the exclusion
-        found = standing.look_up(connection=connection, player_id=current.player_id, now=utcnow())
+    now = utcnow()
+    limits.self_exclude(session=session, player_id=current.player_id, days=body.days, now=now)
+    # Read in the same transaction: it shows the exclusion before the commit.
+    found = standing.look_up(connection=session.connection(), player_id=current.player_id, now=now)
     return _me(current, found)

@@ -85,13 +85,16 @@ def current_operator(
         if not token.strip():
             raise UnauthorizedError("not logged in as an operator")
         csrf = request.headers.get(CSRF_HEADER, "") if request.method in _UNSAFE else None
-    current = operators.authenticate(
-        session=session,
-        token=token.strip(),
-        now=utcnow(),
-        idle=timedelta(minutes=settings.session_idle_minutes),
-    )
-    session.commit()
+    try:
+        current = operators.authenticate(
+            session=session,
+            token=token.strip(),
+            now=utcnow(),
+            idle=timedelta(minutes=settings.session_idle_minutes),
+        )
+    except UnauthorizedError:
+        session.commit()  # an idle session's deletion stays
+        raise
     request.state.operator_id = current.operator_id  # for the access log (web/observe.py)
     if csrf is not None and not (csrf and secrets.compare_digest(csrf, current.csrf_token)):
         raise ForbiddenError(
@@ -121,19 +124,22 @@ def log_in(
 ) -> SessionOut:
     """Log in with e-mail, password and the authenticator's one-time code; locked out (429)
     after repeated failures, as players are."""
-    created = operators.log_in(
-        session=session,
-        email=body.email,
-        password=body.password,
-        totp_code=body.totp_code,
-        now=utcnow(),
-        sealer=sealing.load(settings.keys_dir),
-        client=request.client.host if request.client else None,
-        max_failures=settings.lockout_failures,
-        lockout=timedelta(minutes=settings.lockout_minutes),
-        max_address_failures=settings.lockout_address_failures,
-    )
-    session.commit()
+    try:
+        created = operators.log_in(
+            session=session,
+            email=body.email,
+            password=body.password,
+            totp_code=body.totp_code,
+            now=utcnow(),
+            sealer=sealing.load(settings.keys_dir),
+            client=request.client.host if request.client else None,
+            max_failures=settings.lockout_failures,
+            lockout=timedelta(minutes=settings.lockout_minutes),
+            max_address_failures=settings.lockout_address_failures,
+        )
+    except UnauthorizedError:
+        session.commit()  # the failure's count stays: it is what locks a guesser out
+        raise
     secure = settings.cookie_secure
     response.set_cookie(
         OPERATOR_COOKIE, created.token, httponly=True, samesite="strict", path="/", secure=secure
@@ -151,7 +157,6 @@ def log_in(
 def log_out(current: CurrentOperatorDep, session: SessionDep) -> Response:
     """End the operator's session."""
     operators.log_out(session=session, token_sha256=current.token_sha256)
-    session.commit()
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
     response.delete_cookie(OPERATOR_COOKIE, path="/", samesite="strict", httponly=True)
     response.delete_cookie(OPERATOR_CSRF_COOKIE, path="/", samesite="strict")

@@ -8,6 +8,7 @@ from fastapi import APIRouter, Request, Response, status
 
 from pharaon.service import accounts, sessions
 from pharaon.service.clock import utcnow
+from pharaon.service.errors import UnauthorizedError
 from pharaon.web.deps import CSRF_COOKIE, SESSION_COOKIE, CurrentPlayer, SessionDep, SettingsDep
 from pharaon.web.schemas import LoginIn, SessionOut
 
@@ -23,16 +24,20 @@ def log_in(
     settings: SettingsDep,
 ) -> SessionOut:
     """Log in: a bearer token for API clients, and cookies for the page."""
-    created = accounts.log_in(
-        session=session,
-        email=body.email,
-        password=body.password,
-        now=utcnow(),
-        max_failures=settings.lockout_failures,
-        lockout=timedelta(minutes=settings.lockout_minutes),
-        client=request.client.host if request.client else None,
-        max_address_failures=settings.lockout_address_failures,
-    )
+    try:
+        created = accounts.log_in(
+            session=session,
+            email=body.email,
+            password=body.password,
+            now=utcnow(),
+            max_failures=settings.lockout_failures,
+            lockout=timedelta(minutes=settings.lockout_minutes),
+            client=request.client.host if request.client else None,
+            max_address_failures=settings.lockout_address_failures,
+        )
+    except UnauthorizedError:
+        session.commit()  # the failure's count stays: it is what locks a guesser out
+        raise
     # Over HTTPS (as a trusted proxy says, see serve --forwarded-allow-ips) always Secure.
     secure = settings.cookie_secure or request.url.scheme == "https"
     response.set_cookie(
