@@ -91,7 +91,12 @@ def engine(database_url: str) -> Iterator[Engine]:
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
     # keys_dir: the TOTP key file of the operators' tests, never the checkout's var/keys.
-    return Settings(database_url=database_url, allow_test_blocks=True, keys_dir=tmp_path / "keys")
+    return Settings(
+        database_url=database_url,
+        allow_test_blocks=True,
+        keys_dir=tmp_path / "keys",
+        metrics_allow_ips="testclient",  # the TestClient's address scrapes /metrics
+    )
 
 
 def make_block(price_cents: int = 100, *, size: int = 200, number: int = 1) -> Block:

@@ -377,3 +377,14 @@ def test_a_stopped_single_worker_server_removes_its_metrics_folder(
     assert process.returncode in (0, -stop)
     assert _metrics_folders(tmp_path) == []
     assert "Traceback" not in log.read_text()
+
+
+def test_metrics_are_for_the_monitoring_host_only(settings: Settings, engine: Engine) -> None:
+    app = create_app(settings, engine=engine)
+    with TestClient(app, client=("203.0.113.9", 50000)) as stranger:
+        r = stranger.get("/metrics")
+        assert r.status_code == 403
+        assert r.json()["error"] == "forbidden"
+        assert "pharaon_" not in r.text
+    with TestClient(app) as monitoring:  # "testclient", allowed by the test settings
+        assert monitoring.get("/metrics").status_code == 200

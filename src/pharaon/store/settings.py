@@ -37,6 +37,9 @@ class Settings(BaseSettings):
     # Seconds a client has to send a request's body once it is being read (slow bodies; a
     # block file's upload has 600).
     body_timeout_seconds: float = 30.0
+    # Client addresses that may read /metrics (comma-separated): the monitoring host. Behind
+    # a proxy (serve --forwarded-allow-ips) it is the address the proxy forwards.
+    metrics_allow_ips: str = "127.0.0.1,::1"
     # Failed log-ins from one address, across accounts, before it is locked out for a while.
     lockout_address_failures: int = 20
     # Database connections per worker for the routes' threads (each holds one), besides those

@@ -155,7 +155,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     # security headers, and is counted, timed and logged (with /metrics, web/observe.py).
     app.add_middleware(BodyLimit, seconds=settings.body_timeout_seconds)
     app.add_middleware(SecurityHeaders)
-    observe.install(app, metrics)
+    observe.install(app, metrics, settings)
     return app
 
 

@@ -26,7 +26,7 @@ from typing import Any
 
 import anyio
 from anyio import to_thread
-from fastapi import FastAPI
+from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import (
     CONTENT_TYPE_LATEST,
@@ -44,7 +44,8 @@ from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pharaon.service import gauges
-from pharaon.service.errors import ServiceError
+from pharaon.service.errors import ForbiddenError, ServiceError
+from pharaon.store.settings import Settings
 from pharaon.web.errors import DATABASE_AWAY_DETAIL
 from pharaon.web.jsonlog import ACCESS_LOGGER
 
@@ -281,14 +282,19 @@ def _log_access(
     _access.info("%s %s %d", method, route, status, extra={"access": line})
 
 
-def install(app: FastAPI, metrics: Metrics) -> None:
+def install(app: FastAPI, metrics: Metrics, settings: Settings) -> None:
     """Add ``GET /metrics`` (not in the API's schema), the health check (``app.state.health``)
     and the middleware, outermost: call it after the other middleware."""
     app.state.metrics = metrics
     app.state.health = HealthCheck(app.state.reader)
 
+    allowed = frozenset(ip.strip() for ip in settings.metrics_allow_ips.split(",") if ip.strip())
+
     @app.get("/metrics", include_in_schema=False)
-    def get_metrics() -> Response:
+    def get_metrics(request: Request) -> Response:
+        # Sales figures are the operator's: only the monitoring host reads them.
+        if request.client is None or request.client.host not in allowed:
+            raise ForbiddenError("/metrics is for the monitoring host (PHARAON_METRICS_ALLOW_IPS)")
         # In a thread: the gauges are read from the database.
         return Response(metrics.scrape(), media_type=CONTENT_TYPE_LATEST)
 
