@@ -3,6 +3,8 @@ the session's net result; its interval reached with Playwright's clock, not by w
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Page, expect
 
@@ -38,6 +40,8 @@ def test_the_reality_check_shows_the_session_so_far(page: Page) -> None:
     expect(page.locator("#reality-time")).to_contain_text("Vous jouez depuis")
     page.get_by_role("button", name="Continuer", exact=True).click()
     expect(dialog).to_be_hidden()
+    # The next check is set once the server has said how long the session has run.
+    expect(dialog).to_have_attribute("data-due-in-seconds", re.compile(r"^\d+$"))
     # The next one, 15 minutes on; « Se déconnecter » there ends the session.
     page.clock.fast_forward("15:30")
     expect(dialog).to_be_visible()

@@ -44,6 +44,7 @@ function stop() {
   clearTimeout(timer);
   timer = null;
   scheduledFor = null;
+  delete $("reality-dialog").dataset.dueInSeconds;
 }
 
 /** Set the timer for the next multiple of N minutes since the session's log-in. */
@@ -63,10 +64,12 @@ async function schedule() {
   let wait = period - (figures.elapsed_seconds % period);
   if (wait < 60) wait += period; // just shown (clocks a little apart): not again at once
   timer = setTimeout(showCheck, wait * 1000);
+  $("reality-dialog").dataset.dueInSeconds = String(wait); // when it is set (the tests wait for it)
 }
 
 async function showCheck() {
   timer = null;
+  delete $("reality-dialog").dataset.dueInSeconds;
   try {
     shown = await api.sessionFigures();
   } catch (error) {
