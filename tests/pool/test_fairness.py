@@ -6,12 +6,12 @@ fails them (see the control tests, which run the same statistics on a block made
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
 import pytest
 from numpy.typing import NDArray
-from scipy import stats
 
 from pharaon.pool.blockfile import Block, read_block
 from pharaon.pool.design import test_design
@@ -26,6 +26,29 @@ LEVEL = 0.01  # reject "no pattern" below this p-value: a 99 % test
 LAGS = (1, 2, 3, 5, 10)
 
 
+def norm_sf(z: float) -> float:
+    """P(Z > z) for a standard normal Z."""
+    return 0.5 * math.erfc(z / math.sqrt(2))
+
+
+def chi2_sf(x: float, df: int) -> float:
+    """P(X > x) for a chi-square X with ``df`` (whole) degrees of freedom: the closed forms of
+    the regularized upper incomplete gamma function Q(df/2, x/2). (SciPy has it, but installed,
+    SciPy is imported by numba in every process: 0.1-0.3 s of each `pharaon` command.)"""
+    y = x / 2
+    if df % 2 == 0:
+        term = total = 1.0
+        for j in range(1, df // 2):
+            term *= y / j
+            total += term
+        return math.exp(-y) * total
+    total, term = 0.0, math.sqrt(y) / math.gamma(1.5)
+    for j in range(1, (df - 1) // 2 + 1):
+        total += term
+        term *= y / (j + 0.5)
+    return math.erfc(math.sqrt(y)) + math.exp(-y) * total
+
+
 def runs_test(x: NDArray[np.bool_]) -> float:
     """Wald–Wolfowitz runs test: the two-sided p-value of the number of runs."""
     n1 = int(x.sum())
@@ -34,19 +57,48 @@ def runs_test(x: NDArray[np.bool_]) -> float:
     mean = 1 + 2 * n1 * n0 / x.size
     var = 2 * n1 * n0 * (2 * n1 * n0 - x.size) / (x.size**2 * (x.size - 1))
     z = (runs - mean) / np.sqrt(var)
-    return float(2 * stats.norm.sf(abs(z)))
+    return 2 * norm_sf(abs(float(z)))
 
 
 def serial_correlation_p(x: NDArray[np.float64], lag: int) -> float:
     """Two-sided p-value of the lag-``lag`` autocorrelation (normal approximation)."""
     y = x - x.mean()
     r = float((y[:-lag] * y[lag:]).sum() / (y * y).sum())
-    return float(2 * stats.norm.sf(abs(r) * np.sqrt(x.size)))
+    return 2 * norm_sf(abs(r) * math.sqrt(x.size))
 
 
 def chi_square_p(counts: NDArray[np.int64]) -> float:
-    """p-value of a 2 × 6 contingency table (losing/winning × symbol)."""
-    return float(stats.chi2_contingency(counts).pvalue)
+    """p-value of Pearson's test of independence on a contingency table (here 2 × 6:
+    losing/winning × symbol)."""
+    expected = np.outer(counts.sum(axis=1), counts.sum(axis=0)) / counts.sum()
+    statistic = float(((counts - expected) ** 2 / expected).sum())
+    df = (counts.shape[0] - 1) * (counts.shape[1] - 1)
+    return chi2_sf(statistic, df)
+
+
+@pytest.mark.parametrize(
+    ("x", "df", "p"),
+    [  # critical values from the usual tables, and closed forms
+        (3.841459, 1, 0.05),
+        (9.210340, 2, 0.01),
+        (11.070498, 5, 0.05),
+        (15.086272, 5, 0.01),
+        (18.307038, 10, 0.05),
+        (0.0, 5, 1.0),
+        (2.0, 2, math.exp(-1)),
+    ],
+)
+def test_the_chi_square_tail(x: float, df: int, p: float) -> None:
+    assert chi2_sf(x, df) == pytest.approx(p, rel=1e-6)
+
+
+def test_the_normal_tail_and_a_known_table() -> None:
+    assert norm_sf(0.0) == 0.5
+    assert 2 * norm_sf(1.959964) == pytest.approx(0.05, rel=1e-6)
+    # A 2 × 6 table: statistic 4 × 25 / 10 = 10 on 5 degrees of freedom; the p-value is what
+    # SciPy 1.17's chi2_contingency gave for it.
+    counts = np.array([[5, 15, 10, 10, 10, 10], [15, 5, 10, 10, 10, 10]], dtype=np.int64)
+    assert chi_square_p(counts) == pytest.approx(0.07523524614651217, rel=1e-9)
 
 
 @pytest.fixture(scope="module")
