@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
 from fastapi.testclient import TestClient
@@ -114,3 +115,19 @@ def test_self_exclusion(load: BlockLoader, player: Player) -> None:
     for bad in ({"days": 0}, {"days": 3651}, {"days": "7"}, {}):
         r = player.post("/me/self-exclusion", bad)
         assert (r.status_code, r.json()["error"]) == (422, "validation_error"), bad
+
+
+def test_many_sign_ups_at_once_all_finish(client: TestClient) -> None:
+    # Regression: with the commit after the route, 32 sign-ups at once took the 10 routes'
+    # threads waiting for SQLite's writer, held by a transaction whose commit waited for one.
+    def sign_up(n: int) -> int:
+        body = {
+            "email": f"rush{n}@example.org",
+            "password": "long enough",
+            "birth_date": "1990-05-17",
+        }
+        return client.post("/api/v1/players", json=body).status_code
+
+    with ThreadPoolExecutor(32) as pool:
+        futures = [pool.submit(sign_up, n) for n in range(32)]
+        assert [f.result(timeout=60) for f in futures] == [201] * 32

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
 
+from anyio import CapacityLimiter, to_thread
 from fastapi import Depends, Header, Request
 from sqlalchemy import Engine
 from sqlalchemy.orm import Session, sessionmaker
@@ -29,13 +30,22 @@ async def _settings(request: Request) -> Settings:
     return settings
 
 
-def _session(request: Request) -> Iterator[Session]:
-    """The request's unit of work: committed when the route returns, rolled back (on closing)
-    when it raises; the services it calls leave both to it."""
+async def _session(request: Request) -> AsyncIterator[Session]:
+    """The request's session. A route (or dependency) that uses it ends its unit of work
+    itself, ``session.commit()`` on its own thread before it returns: FastAPI may need another
+    of the routes' threads after it (to check the answer), and those may all be taken by
+    routes waiting for the locks (SQLite's writer, PostgreSQL's rows) an open transaction
+    holds. What is left open when the route raises is rolled back at closing, on a thread of
+    its own (:data:`_CLOSINGS`) for the same reason."""
     factory: sessionmaker[Session] = request.app.state.sessionmaker
-    with factory() as session:
+    session = factory()
+    try:
         yield session
-        session.commit()
+    finally:
+        await to_thread.run_sync(session.close, limiter=_CLOSINGS)
+
+
+_CLOSINGS = CapacityLimiter(64)
 
 
 async def _reader(request: Request) -> Engine:
@@ -49,7 +59,7 @@ async def _read_desk(request: Request) -> ReadDesk:
 
 
 SettingsDep = Annotated[Settings, Depends(_settings)]
-# scope="function": the commit runs before the answer is sent, so a 2xx means committed.
+# scope="function": closed (what a failed route left rolled back) before the answer is sent.
 SessionDep = Annotated[Session, Depends(_session, scope="function")]
 # For a read of one statement (:func:`pharaon.store.engine.make_reader`): no transaction, and
 # on SQLite no wait for the writer. An async route gives it to the read desk (ReadsDep), which

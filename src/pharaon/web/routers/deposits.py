@@ -24,6 +24,7 @@ def deposit(
         idempotency_key=key,
         now=utcnow(),
     )
+    session.commit()
     return DepositOut(
         deposit_id=done.deposit_id, amount_cents=done.amount_cents, balance_cents=done.balance_cents
     )

@@ -51,6 +51,7 @@ def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> L
         now=utcnow(),
         loss_weekly_cents=loss,
     )
+    session.commit()
     return LimitsOut.of(found)
 
 
@@ -61,4 +62,5 @@ def self_exclude(body: SelfExclusionIn, current: CurrentPlayer, session: Session
     limits.self_exclude(session=session, player_id=current.player_id, days=body.days, now=now)
     # Read in the same transaction: it shows the exclusion before the commit.
     found = standing.look_up(connection=session.connection(), player_id=current.player_id, now=now)
+    session.commit()
     return _me(current, found)

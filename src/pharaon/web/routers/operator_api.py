@@ -95,6 +95,8 @@ def current_operator(
     except UnauthorizedError:
         session.commit()  # an idle session's deletion stays
         raise
+    # Its own unit of work, ended on its thread: the route runs on another.
+    session.commit()
     request.state.operator_id = current.operator_id  # for the access log (web/observe.py)
     if csrf is not None and not (csrf and secrets.compare_digest(csrf, current.csrf_token)):
         raise ForbiddenError(
@@ -148,6 +150,7 @@ def log_in(
         OPERATOR_CSRF_COOKIE, created.csrf_token, samesite="strict", path="/", secure=secure
     )
     idle = timedelta(minutes=settings.session_idle_minutes)
+    session.commit()
     return SessionOut(
         token=created.token, csrf_token=created.csrf_token, expires_at=created.created_at + idle
     )
@@ -160,6 +163,7 @@ def log_out(current: CurrentOperatorDep, session: SessionDep) -> Response:
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
     response.delete_cookie(OPERATOR_COOKIE, path="/", samesite="strict", httponly=True)
     response.delete_cookie(OPERATOR_CSRF_COOKIE, path="/", samesite="strict")
+    session.commit()
     return response
 
 
@@ -172,7 +176,7 @@ def me(current: CurrentOperatorDep) -> OperatorOut:
 @router.get("/blocks")
 def list_blocks(_current: CurrentOperatorDep, session: SessionDep) -> list[BlockOut]:
     """Every block: state, sold and remaining units, remaining lots by amount."""
-    return [
+    found = [
         BlockOut(
             block_id=b.block_id,
             emission=b.emission,
@@ -188,6 +192,8 @@ def list_blocks(_current: CurrentOperatorDep, session: SessionDep) -> list[Block
         )
         for b in blocks.list_blocks(session=session)
     ]
+    session.commit()
+    return found
 
 
 @router.post("/blocks/{block_id}/deactivate", status_code=status.HTTP_204_NO_CONTENT)
@@ -196,6 +202,7 @@ def deactivate(block_id: int, body: DeactivateIn, current: AdminDep, session: Se
     blocks.deactivate(
         session=session, block_id=block_id, reason=body.reason, actor=current.actor, now=utcnow()
     )
+    session.commit()
 
 
 class SalesLineOut(BaseModel):
@@ -227,6 +234,7 @@ def sales(
     start = datetime.combine(since, time(), UTC) if since else None
     end = datetime.combine(until, time(), UTC) + timedelta(days=1) if until else None
     report = sales_report.sales_report(session=session, since=start, until=end)
+    session.commit()
     return SalesOut(
         lines=[SalesLineOut(**asdict(line)) for line in report.lines],
         stakes_cents=report.stakes_cents,
@@ -269,6 +277,7 @@ def audit_log(
     page = audit_view.audit_page(
         session=session, offset=offset, limit=limit, kind=kind, actor=actor
     )
+    session.commit()
     return AuditPageOut(total=page.total, lines=[AuditLineOut(**asdict(x)) for x in page.lines])
 
 
@@ -276,6 +285,7 @@ def audit_log(
 def audit_check(_current: CurrentOperatorDep, session: SessionDep) -> AuditCheckOut:
     """The same checks as ``pharaon audit``: ledger, units, block sizes, the audit chain."""
     report = audit.run_audit(session=session)
+    session.commit()
     return AuditCheckOut(ok=report.ok, checks=list(report.checks))
 
 
@@ -318,6 +328,7 @@ def search_players(
 ) -> list[PlayerLineOut]:
     """Players whose e-mail contains ``email`` (at most 50)."""
     found = player_view.search(session=session, email=email, now=utcnow())
+    session.commit()
     return [PlayerLineOut(**asdict(p)) for p in found]
 
 
@@ -325,6 +336,7 @@ def search_players(
 def player_file(player_id: int, _current: CurrentOperatorDep, session: SessionDep) -> PlayerFileOut:
     """A player's last plays and ledger entries, deposit limits and self-exclusion in force."""
     found = player_view.player_file(session=session, player_id=player_id, now=utcnow())
+    session.commit()
     return PlayerFileOut(
         player=PlayerLineOut(**asdict(found.player)),
         plays=[PlayLineOut(**asdict(p)) for p in found.plays],
@@ -357,6 +369,7 @@ def load_block(
             actor=current.actor,
             now=utcnow(),
         )
+    session.commit()
     return LoadedOut(block_id=block_id)
 
 

@@ -22,4 +22,5 @@ def register(body: PlayerIn, session: SessionDep) -> PlayerOut:
         birth_date=body.birth_date,
         now=utcnow(),
     )
+    session.commit()
     return PlayerOut(player_id=done.player_id, email=done.email)

@@ -56,6 +56,7 @@ def cool_off(body: CoolOffIn, current: CurrentPlayer, session: SessionDep) -> Co
     until = protection.cool_off(
         session=session, player_id=current.player_id, hours=body.hours, now=utcnow()
     )
+    session.commit()
     return CoolOffOut(until=until)
 
 
@@ -67,6 +68,7 @@ def set_reality_check(
     minutes = protection.set_reality_check(
         session=session, player_id=current.player_id, minutes=body.minutes, now=utcnow()
     )
+    session.commit()
     return RealityCheckOut(minutes=minutes)
 
 
@@ -101,6 +103,7 @@ def change_password(body: PasswordIn, current: CurrentPlayer, session: SessionDe
         keep_session_sha256=current.token_sha256,
         now=utcnow(),
     )
+    session.commit()
 
 
 class ClosureIn(_In):
@@ -113,3 +116,4 @@ def close_account(body: ClosureIn, current: CurrentPlayer, session: SessionDep) 
     protection.close_account(
         session=session, player_id=current.player_id, password=body.password, now=utcnow()
     )
+    session.commit()

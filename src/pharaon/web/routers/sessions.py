@@ -47,6 +47,7 @@ def log_in(
         CSRF_COOKIE, created.csrf_token, httponly=False, samesite="strict", path="/", secure=secure
     )
     idle = timedelta(minutes=settings.session_idle_minutes)
+    session.commit()
     return SessionOut(
         token=created.token, csrf_token=created.csrf_token, expires_at=created.created_at + idle
     )
@@ -59,4 +60,5 @@ def log_out(current: CurrentPlayer, session: SessionDep) -> Response:
     response = Response(status_code=status.HTTP_204_NO_CONTENT)
     response.delete_cookie(SESSION_COOKIE, path="/", samesite="strict", httponly=True)
     response.delete_cookie(CSRF_COOKIE, path="/", samesite="strict")
+    session.commit()
     return response
