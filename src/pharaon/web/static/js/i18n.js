@@ -370,12 +370,32 @@ export function setLang(value) {
   localStorage.setItem(STORAGE_KEY, current);
 }
 
-/** The text for `key` in the current language, `{name}` replaced from `params`. */
-export function t(key, params = {}) {
-  const value = TEXT[current][key] ?? TEXT.fr[key] ?? key;
-  if (typeof value !== "string") return value;
-  return value.replace(/\{(\w+)\}/g, (_, name) => String(params[name] ?? ""));
+/** A page's translator over its texts ({fr: {...}, en: {...}}): `t(key, params)`, the text in
+ * the current language with `{name}` replaced from `params`, and `applyStatic(root)`, which
+ * translates the page's static parts (`data-i18n`, `data-i18n-attr="attr:key;..."`). */
+export function translator(texts) {
+  function t(key, params = {}) {
+    const value = texts[current][key] ?? texts.fr[key] ?? key;
+    if (typeof value !== "string") return value;
+    return value.replace(/\{(\w+)\}/g, (_, name) => String(params[name] ?? ""));
+  }
+  function applyStatic(root = document) {
+    document.documentElement.lang = current;
+    document.title = t("title");
+    for (const node of root.querySelectorAll("[data-i18n]")) {
+      node.textContent = t(node.dataset.i18n);
+    }
+    for (const node of root.querySelectorAll("[data-i18n-attr]")) {
+      for (const pair of node.dataset.i18nAttr.split(";")) {
+        const [attr, key] = pair.split(":");
+        node.setAttribute(attr, t(key));
+      }
+    }
+  }
+  return { t, applyStatic };
 }
+
+export const { t, applyStatic } = translator(TEXT);
 
 /** A symbol's name from the rules table, in the current language. */
 export function symbolName(rules, code) {
@@ -392,19 +412,4 @@ export function formatWhen(iso) {
     dateStyle: "short",
     timeStyle: "short",
   }).format(date);
-}
-
-/** Translate the static parts of the page. */
-export function applyStatic(root = document) {
-  document.documentElement.lang = current;
-  document.title = t("title");
-  for (const node of root.querySelectorAll("[data-i18n]")) {
-    node.textContent = t(node.dataset.i18n);
-  }
-  for (const node of root.querySelectorAll("[data-i18n-attr]")) {
-    for (const pair of node.dataset.i18nAttr.split(";")) {
-      const [attr, key] = pair.split(":");
-      node.setAttribute(attr, t(key));
-    }
-  }
 }

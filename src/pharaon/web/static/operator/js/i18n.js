@@ -1,7 +1,7 @@
 // The console's words, French first and English on the switch. The choice of language is the
 // player page's (same storage), so lang/setLang/formatWhen come from there; only the table is ours.
 
-import { formatWhen, lang, setLang } from "../../js/i18n.js";
+import { formatWhen, lang, setLang, translator } from "../../js/i18n.js";
 
 export { formatWhen, lang, setLang };
 
@@ -270,26 +270,7 @@ const TEXT = {
   },
 };
 
-/** The text for `key` in the current language, `{name}` replaced from `params`. */
-export function t(key, params = {}) {
-  const value = TEXT[lang()][key] ?? TEXT.fr[key] ?? key;
-  return value.replace(/\{(\w+)\}/g, (_, name) => String(params[name] ?? ""));
-}
-
-/** Translate the static parts of the console. */
-export function applyStatic(root = document) {
-  document.documentElement.lang = lang();
-  document.title = t("title");
-  for (const node of root.querySelectorAll("[data-i18n]")) {
-    node.textContent = t(node.dataset.i18n);
-  }
-  for (const node of root.querySelectorAll("[data-i18n-attr]")) {
-    for (const pair of node.dataset.i18nAttr.split(";")) {
-      const [attr, key] = pair.split(":");
-      node.setAttribute(attr, t(key));
-    }
-  }
-}
+export const { t, applyStatic } = translator(TEXT);
 
 /** "70,00 %" for 7000 basis points; "—" when there is no rate (no stakes). */
 export function formatRate(bp) {
