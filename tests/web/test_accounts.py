@@ -126,7 +126,8 @@ def test_many_sign_ups_at_once_all_finish(client: TestClient) -> None:
             "password": "long enough",
             "birth_date": "1990-05-17",
         }
-        return client.post("/api/v1/players", json=body).status_code
+        status: int = client.post("/api/v1/players", json=body).status_code
+        return status
 
     with ThreadPoolExecutor(32) as pool:
         futures = [pool.submit(sign_up, n) for n in range(32)]
