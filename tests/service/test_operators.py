@@ -136,10 +136,19 @@ def test_log_in_needs_password_and_a_fresh_totp_code(engine: Engine) -> None:
             "operator:admin@example.org",
         )
         assert operators.require_admin(current) is current
+        # Its last request is written at most every 30 s, as players' are: the idle clock
+        # runs from the last write.
+        last_seen = select(OperatorSession.last_seen_at)
+        operators.authenticate(session=session, token=new.token, now=now + timedelta(seconds=20))
+        assert session.execute(last_seen).scalar_one() == now
+        later = now + timedelta(seconds=31)
+        operators.authenticate(session=session, token=new.token, now=later)
+        assert session.execute(last_seen).scalar_one() == later
+        session.commit()
         with pytest.raises(UnauthorizedError):
             operators.authenticate(session=session, token="not a token", now=now)
         with pytest.raises(UnauthorizedError):
-            operators.authenticate(session=session, token=new.token, now=now + timedelta(hours=1))
+            operators.authenticate(session=session, token=new.token, now=later + timedelta(hours=1))
         session.commit()
         with pytest.raises(UnauthorizedError):
             operators.authenticate(session=session, token=new.token, now=now)

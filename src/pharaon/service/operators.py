@@ -23,7 +23,7 @@ from pharaon.service.errors import (
     UnauthorizedError,
 )
 from pharaon.service.sealing import Sealer, is_sealed
-from pharaon.service.sessions import NewSession, token_digest
+from pharaon.service.sessions import TOUCH_EVERY, NewSession, token_digest
 from pharaon.store.tables import OPERATOR_ROLES, Operator, OperatorSession
 
 ISSUER = "Pharaon back office"
@@ -221,11 +221,12 @@ def authenticate(
     if now - row.last_seen_at > idle:
         session.execute(delete(OperatorSession).where(OperatorSession.token_sha256 == digest))
         raise UnauthorizedError("the session expired after inactivity; log in again")
-    session.execute(
-        update(OperatorSession)
-        .where(OperatorSession.token_sha256 == digest)
-        .values(last_seen_at=now)
-    )
+    if now - row.last_seen_at >= TOUCH_EVERY:  # as players' sessions: not a write per request
+        session.execute(
+            update(OperatorSession)
+            .where(OperatorSession.token_sha256 == digest)
+            .values(last_seen_at=now)
+        )
     return CurrentOperator(int(row.id), row.email, row.role, row.csrf_token, digest)
 
 

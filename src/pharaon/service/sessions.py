@@ -17,7 +17,7 @@ from pharaon.service.errors import ForbiddenError, ServiceError, UnauthorizedErr
 from pharaon.store.tables import Player, SessionRow
 
 # A session's last request is written at most this often, so most requests stay read-only.
-_TOUCH_EVERY = timedelta(seconds=30)
+TOUCH_EVERY = timedelta(seconds=30)
 
 # Built once: every authenticated request looks its session up.
 _LOOKUP = (
@@ -118,7 +118,7 @@ def lookup_many(
         due: Due = None
         if now - row.last_seen_at > idle:
             due = "expire"
-        elif now - row.last_seen_at >= _TOUCH_EVERY:
+        elif now - row.last_seen_at >= TOUCH_EVERY:
             due = "touch"
         current = Current(
             int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest
