@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.pool.blockfile import read_block
