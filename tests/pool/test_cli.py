@@ -164,7 +164,7 @@ def test_keys_on_the_command_line_are_refused(tmp_path: Path) -> None:
     out = tmp_path / "x.parquet"
     code, _, err = _run("generate", "--price", "1", "--out", str(out), "--vendor-key", "00" * 16)
     assert code == 2
-    assert "No such option: --vendor-key" in err
+    assert "No such option '--vendor-key'" in err
     assert not out.exists()
 
 
