@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
 from pharaon.cli.app import Group, app, fail
 from pharaon.cli.database import database_url_option, engine_for, session_for, settings_for
@@ -102,6 +101,8 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
 @database_url_option
 def blocks_list(database_url: str | None) -> None:
     """The blocks: state, units sold, remaining lots by amount."""
+    from rich.table import Table
+
     from pharaon.service import blocks
 
     settings = settings_for(database_url)
