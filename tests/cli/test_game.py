@@ -4,7 +4,7 @@ import json
 import subprocess
 import sys
 
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from pharaon.cli import app
 

@@ -2,27 +2,25 @@ from __future__ import annotations
 
 from typing import Any
 
-import typer
-from typer.main import get_command
-from typer.testing import CliRunner
+import click
+from click.testing import CliRunner
 
 from pharaon.cli import app
 
 runner = CliRunner()
 
 
-def _commands(group: typer.core.TyperGroup, prefix: list[str]) -> list[list[str]]:
+def _commands(group: click.Group, prefix: list[str]) -> list[list[str]]:
     found = []
     for name, command in group.commands.items():
         found.append([*prefix, name])
-        if isinstance(command, typer.core.TyperGroup):
+        if isinstance(command, click.Group):
             found += _commands(command, [*prefix, name])
     return found
 
 
 def test_every_command_has_help_text() -> None:
-    root = get_command(app)
-    assert isinstance(root, typer.core.TyperGroup)
+    root = app
     commands = _commands(root, [])
     assert ["evaluate"] in commands
     for path in commands:

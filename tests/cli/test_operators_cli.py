@@ -6,8 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import Engine, select
-from typer.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.pool.blockfile import write_block

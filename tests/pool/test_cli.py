@@ -6,7 +6,7 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from click.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.pool.blockfile import read_block
@@ -164,7 +164,7 @@ def test_keys_on_the_command_line_are_refused(tmp_path: Path) -> None:
     out = tmp_path / "x.parquet"
     code, _, err = _run("generate", "--price", "1", "--out", str(out), "--vendor-key", "00" * 16)
     assert code == 2
-    assert "No such option: --vendor-key" in err
+    assert "No such option '--vendor-key'" in err
     assert not out.exists()
 
 

@@ -8,9 +8,9 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, delete, insert, select, text, update
-from typer.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.service import audit, checkpoints

@@ -10,8 +10,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pyarrow.parquet as pq
+from click.testing import CliRunner
 from sqlalchemy import Engine, func, select
-from typer.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.service.clock import utcnow

@@ -1,12 +1,12 @@
-"""The operator commands, run as a user would (typer's runner), on SQLite and PostgreSQL."""
+"""The operator commands, run as a user would (click's runner), on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 from sqlalchemy import Engine, text
-from typer.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.pool.blockfile import write_block

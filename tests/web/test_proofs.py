@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 import numpy as np
+from click.testing import CliRunner
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, select, update
-from typer.testing import CliRunner
 
 from pharaon.cli import app
 from pharaon.game.unit import Unit

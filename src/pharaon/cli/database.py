@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
 from pharaon.cli.app import fail
 
@@ -21,10 +21,9 @@ if TYPE_CHECKING:
 
     from pharaon.store.settings import Settings
 
-DatabaseUrl = Annotated[
-    str | None,
-    typer.Option("--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."),
-]
+database_url_option = click.option(
+    "--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."
+)
 
 
 def settings_for(database_url: str | None) -> Settings:

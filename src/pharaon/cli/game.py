@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Annotated
 
-import typer
+import click
 
 from pharaon.cli.app import app, fail
 from pharaon.game.evaluate import Evaluation, MalformedUnitError, evaluate
@@ -29,11 +28,12 @@ def _describe(result: Evaluation) -> list[str]:
 
 
 @app.command("evaluate")
-def evaluate_command(
-    ticket: Annotated[str, typer.Argument(help="The ticket string (docs/rules.md §5).")],
-    stake: Annotated[int, typer.Option(help=f"The stake in euros: {rules().prices_in_euros}.")] = 1,
-    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
-) -> None:
+@click.argument("ticket", help="The ticket string (docs/rules.md §5).")
+@click.option(
+    "--stake", default=1, show_default=True, help=f"The stake in euros: {rules().prices_in_euros}."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
+def evaluate_command(ticket: str, stake: int, as_json: bool) -> None:
     """Print a unit's winning combinations and its lot."""
     stake_cents = stake * BASE_PRICE_CENTS
     if stake_cents not in rules().prices_cents:
@@ -43,6 +43,6 @@ def evaluate_command(
     except (TicketError, MalformedUnitError) as exc:
         fail(str(exc))
     if as_json:
-        typer.echo(json.dumps(result.as_json()))
+        click.echo(json.dumps(result.as_json()))
     else:
-        typer.echo("\n".join(_describe(result)))
+        click.echo("\n".join(_describe(result)))

@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
-from pharaon.cli.app import app, fail
+from pharaon.cli.app import Group, app, fail
 
-keys_app = typer.Typer(help="The vendor's and operator's secret keys.", no_args_is_help=True)
-app.add_typer(keys_app, name="keys")
+keys_app = Group("keys", help="The vendor's and operator's secret keys.", no_args_is_help=True)
+app.add_command(keys_app)
 
 
 @keys_app.command("new")
-def new_command(
-    out: Annotated[Path, typer.Option(help="The key file to create (mode 0600).")],
-) -> None:
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The key file to create (mode 0600).",
+)
+def new_command(out: Path) -> None:
     """Write a fresh 32-byte key to a new file and print its commitment (SHA-256 of the key),
     the value a block's manifest will carry."""
     from pharaon.pool.keys import commitment, new_key, write_key_file
@@ -27,4 +30,4 @@ def new_command(
         write_key_file(out, key)
     except SeedKeyError as exc:
         fail(str(exc))
-    typer.echo(f"wrote {out} (mode 0600); commitment {commitment(key)}")
+    click.echo(f"wrote {out} (mode 0600); commitment {commitment(key)}")

@@ -4,31 +4,29 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 
-from pharaon.cli.app import app, fail
-from pharaon.cli.database import DatabaseUrl, session_for, settings_for
+from pharaon.cli.app import Group, app, fail
+from pharaon.cli.database import database_url_option, session_for, settings_for
 
 # The server's layers are imported by the commands (cli/database.py): the CLI starts lean.
 if TYPE_CHECKING:
     from sqlalchemy.orm import Session
 
-operators_app = typer.Typer(help="Back-office operators: add.", no_args_is_help=True)
-app.add_typer(operators_app, name="operators")
+operators_app = Group("operators", help="Back-office operators: add.", no_args_is_help=True)
+app.add_command(operators_app)
 
 # Before the first operator exists there is nobody to name: the CLI acts as itself.
 ANONYMOUS = "operator:cli"
 
-AsOperator = Annotated[
-    str | None,
-    typer.Option(
-        "--as",
-        help="The operator (e-mail) doing this, named in the audit log; required once an "
-        "operator exists.",
-    ),
-]
+as_operator_option = click.option(
+    "--as",
+    "as_email",
+    help="The operator (e-mail) doing this, named in the audit log; required once an "
+    "operator exists.",
+)
 
 
 def acting(session: Session, as_email: str | None, *, admin: bool) -> str:
@@ -56,18 +54,17 @@ def acting(session: Session, as_email: str | None, *, admin: bool) -> str:
 
 
 @operators_app.command("add")
-def operators_add(
-    email: Annotated[str, typer.Argument(help="The operator's e-mail (their log-in name).")],
-    role: Annotated[str, typer.Option("--role", help="admin (reads and acts) or analyst (reads).")],
-    as_email: AsOperator = None,
-    database_url: DatabaseUrl = None,
-) -> None:
+@click.argument("email", help="The operator's e-mail (their log-in name).")
+@click.option("--role", required=True, help="admin (reads and acts) or analyst (reads).")
+@as_operator_option
+@database_url_option
+def operators_add(email: str, role: str, as_email: str | None, database_url: str | None) -> None:
     """Add an operator; the password is asked (never in argv) and the TOTP secret shown once."""
     from pharaon.service import operators, sealing
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
 
-    password = typer.prompt("Password", hide_input=True, confirmation_prompt=True)
+    password: str = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     settings = settings_for(database_url)
     with session_for(settings) as session:
         actor = acting(session, as_email, admin=True)
@@ -85,19 +82,27 @@ def operators_add(
             session.rollback()
             fail(exc.detail)
         session.commit()
-    typer.echo(f"operator {created.email} added ({created.role})")
-    typer.echo("Add this to an authenticator app now; it is not shown again:")
-    typer.echo(f"  secret: {created.totp_secret}")
-    typer.echo(f"  uri:    {created.provisioning_uri}")
+    click.echo(f"operator {created.email} added ({created.role})")
+    click.echo("Add this to an authenticator app now; it is not shown again:")
+    click.echo(f"  secret: {created.totp_secret}")
+    click.echo(f"  uri:    {created.provisioning_uri}")
 
 
 @app.command("export-sales")
+@click.option(
+    "--from", "since", type=click.DateTime(["%Y-%m-%d"]), required=True, help="First day."
+)
+@click.option("--to", "until", type=click.DateTime(["%Y-%m-%d"]), required=True, help="Last day.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="An empty or new folder for the files.",
+)
+@as_operator_option
+@database_url_option
 def export_sales(
-    since: Annotated[datetime, typer.Option("--from", formats=["%Y-%m-%d"], help="First day.")],
-    until: Annotated[datetime, typer.Option("--to", formats=["%Y-%m-%d"], help="Last day.")],
-    out: Annotated[Path, typer.Option("--out", help="An empty or new folder for the files.")],
-    as_email: AsOperator = None,
-    database_url: DatabaseUrl = None,
+    since: datetime, until: datetime, out: Path, as_email: str | None, database_url: str | None
 ) -> None:
     """Plays, ledger entries and audit records of the days (UTC) as CSV and Parquet, with a
     manifest of SHA-256 per file; for the regulator."""
@@ -120,4 +125,4 @@ def export_sales(
             fail(f"cannot write {out}: {exc.strerror}")
         session.commit()
     rows = ", ".join(f"{n} {table}" for table, n in done.rows.items())
-    typer.echo(f"exported {rows} to {out}")
+    click.echo(f"exported {rows} to {out}")

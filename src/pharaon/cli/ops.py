@@ -6,16 +6,15 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING
 
-import typer
+import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from pharaon.cli.app import app, fail
-from pharaon.cli.database import DatabaseUrl, engine_for, session_for, settings_for
-from pharaon.cli.operators import AsOperator, acting
+from pharaon.cli.app import Group, app, fail
+from pharaon.cli.database import database_url_option, engine_for, session_for, settings_for
+from pharaon.cli.operators import acting, as_operator_option
 from pharaon.game.money import format_cents
 
 # The server's layers (SQLAlchemy, the services) are imported by the commands that use them, so
@@ -25,10 +24,12 @@ if TYPE_CHECKING:
 
     from pharaon.store.settings import Settings
 
-db_app = typer.Typer(help="The database: schema migrations.", no_args_is_help=True)
-blocks_app = typer.Typer(help="Blocks of game units: load, list, deactivate.", no_args_is_help=True)
-app.add_typer(db_app, name="db")
-app.add_typer(blocks_app, name="blocks")
+db_app = Group("db", help="The database: schema migrations.", no_args_is_help=True)
+blocks_app = Group(
+    "blocks", help="Blocks of game units: load, list, deactivate.", no_args_is_help=True
+)
+app.add_command(db_app)
+app.add_command(blocks_app)
 
 
 class _Bar:
@@ -58,19 +59,21 @@ def _progress() -> Progress:
 
 
 @db_app.command("upgrade")
-def db_upgrade(database_url: DatabaseUrl = None) -> None:
+@database_url_option
+def db_upgrade(database_url: str | None) -> None:
     """Create or migrate the database schema to the newest revision."""
     settings = settings_for(database_url)
     with engine_for(settings, migrate=True):
-        typer.echo("database schema is current")
+        click.echo("database schema is current")
 
 
 @blocks_app.command("load")
-def blocks_load(
-    file: Annotated[Path, typer.Argument(help="A block file (Parquet) from the block factory.")],
-    as_email: AsOperator = None,
-    database_url: DatabaseUrl = None,
-) -> None:
+@click.argument(
+    "file", type=click.Path(path_type=Path), help="A block file (Parquet) from the block factory."
+)
+@as_operator_option
+@database_url_option
+def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> None:
     """Verify a block file and load it; refuses one that fails or is already loaded."""
     from pharaon.service import loading
     from pharaon.service.clock import utcnow
@@ -91,12 +94,15 @@ def blocks_load(
         except ServiceError as exc:
             fail(exc.detail)
         session.commit()
-    typer.echo(f"loaded block {block_id}")
+    click.echo(f"loaded block {block_id}")
 
 
 @blocks_app.command("list")
-def blocks_list(database_url: DatabaseUrl = None) -> None:
+@database_url_option
+def blocks_list(database_url: str | None) -> None:
     """The blocks: state, units sold, remaining lots by amount."""
+    from rich.table import Table
+
     from pharaon.service import blocks
 
     settings = settings_for(database_url)
@@ -119,11 +125,12 @@ def blocks_list(database_url: DatabaseUrl = None) -> None:
 
 
 @blocks_app.command("deactivate")
+@click.argument("block_id", type=int, help="The block's id (see `blocks list`).")
+@click.option("--reason", required=True, help="Why; written to the audit log.")
+@as_operator_option
+@database_url_option
 def blocks_deactivate(
-    block_id: Annotated[int, typer.Argument(help="The block's id (see `blocks list`).")],
-    reason: Annotated[str, typer.Option("--reason", help="Why; written to the audit log.")],
-    as_email: AsOperator = None,
-    database_url: DatabaseUrl = None,
+    block_id: int, reason: str, as_email: str | None, database_url: str | None
 ) -> None:
     """Stop a block's sales (logged); its past plays stay untouched."""
     from pharaon.service import blocks
@@ -140,7 +147,7 @@ def blocks_deactivate(
         except ServiceError as exc:
             fail(exc.detail)
         session.commit()
-    typer.echo(f"block {block_id} deactivated")
+    click.echo(f"block {block_id} deactivated")
 
 
 def _published(path: Path) -> list[tuple[int, str]]:
@@ -163,16 +170,14 @@ def _published(path: Path) -> list[tuple[int, str]]:
 
 
 @app.command("audit")
-def audit_command(
-    database_url: DatabaseUrl = None,
-    head: Annotated[
-        bool, typer.Option("--head", help="Only print the audit chain's head (seq and hash).")
-    ] = False,
-    checkpoints: Annotated[
-        Path | None,
-        typer.Option(help="Checkpoints kept outside (GET /api/v1/audit/checkpoints) to check."),
-    ] = None,
-) -> None:
+@database_url_option
+@click.option("--head", is_flag=True, help="Only print the audit chain's head (seq and hash).")
+@click.option(
+    "--checkpoints",
+    type=click.Path(path_type=Path),
+    help="Checkpoints kept outside (GET /api/v1/audit/checkpoints) to check.",
+)
+def audit_command(database_url: str | None, head: bool, checkpoints: Path | None) -> None:
     """Check the ledger, balances, pending lots, units against plays, block sizes and the
     audit chain (which must pass through every checkpoint)."""
     from pharaon.service import audit
@@ -182,11 +187,11 @@ def audit_command(
     with session_for(settings) as session:
         if head:
             seq, digest = audit.head(session)
-            typer.echo(f"audit chain head: seq {seq} sha256 {digest}")
+            click.echo(f"audit chain head: seq {seq} sha256 {digest}")
             return
         report = audit.run_audit(session=session, published=published)
     for name, passed, found in report.checks:
-        typer.echo(f"{'ok  ' if passed else 'FAIL'}  {name}: {found}")
+        click.echo(f"{'ok  ' if passed else 'FAIL'}  {name}: {found}")
     if not report.ok:
         fail("audit failed: " + "; ".join(report.failures), code=1)
 
@@ -204,7 +209,7 @@ def _first_start(engine: Engine, settings: Settings) -> None:
     with sessions() as session:
         if blocks.has_blocks(session=session):
             return
-    typer.echo("first start: generating one block per price (this takes a while)", err=True)
+    click.echo("first start: generating one block per price (this takes a while)", err=True)
     vendor, operator = _first_start_keys(settings.keys_dir)
     with _progress() as bar:
         for price in rules().prices_cents:
@@ -235,30 +240,52 @@ def _first_start_keys(folder: Path) -> tuple[bytes, bytes]:
             path = folder / f"{who}.key"
             if not path.exists():
                 write_key_file(path, new_key())
-                typer.echo(f"first start: wrote the {who} key to {path} (mode 0600)", err=True)
+                click.echo(f"first start: wrote the {who} key to {path} (mode 0600)", err=True)
             keys.append(read_key_file(path, who))
     except SeedKeyError as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot make the key folder {folder}: {exc.strerror}")
     for who, key in zip(("vendor", "operator"), keys, strict=True):
-        typer.echo(f"first start: {who} key commitment {commitment(key)}", err=True)
+        click.echo(f"first start: {who} key commitment {commitment(key)}", err=True)
     return keys[0], keys[1]
 
 
 @app.command("serve")
-def serve(  # noqa: PLR0917 (Typer passes its options by name)
-    host: Annotated[str, typer.Option(help="Address to listen on.")] = "127.0.0.1",
-    port: Annotated[int, typer.Option(help="Port to listen on.", min=1, max=65535)] = 8000,
-    database_url: DatabaseUrl = None,
-    workers: Annotated[int, typer.Option(help="Worker processes.", min=1, max=64)] = 1,
-    first_start: Annotated[
-        bool, typer.Option(help="On an empty database, generate one block per price.")
-    ] = True,
-    forwarded_allow_ips: Annotated[
-        str,
-        typer.Option(help="Proxies (addresses, comma-separated, or *) whose X-Forwarded-* count."),
-    ] = "",
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option(
+    "--port",
+    type=click.IntRange(1, 65535),
+    default=8000,
+    show_default=True,
+    help="Port to listen on.",
+)
+@database_url_option
+@click.option(
+    "--workers",
+    type=click.IntRange(1, 64),
+    default=1,
+    show_default=True,
+    help="Worker processes.",
+)
+@click.option(
+    "--first-start/--no-first-start",
+    default=True,
+    show_default=True,
+    help="On an empty database, generate one block per price.",
+)
+@click.option(
+    "--forwarded-allow-ips",
+    default="",
+    help="Proxies (addresses, comma-separated, or *) whose X-Forwarded-* count.",
+)
+def serve(  # noqa: PLR0917 (click passes its options by name)
+    host: str,
+    port: int,
+    database_url: str | None,
+    workers: int,
+    first_start: bool,
+    forwarded_allow_ips: str,
 ) -> None:
     """Migrate the database, load blocks on a first start, and serve the API and the page."""
     settings = settings_for(database_url)
@@ -269,7 +296,7 @@ def serve(  # noqa: PLR0917 (Typer passes its options by name)
     # block factory, no numba) and read their settings, the database URL included, from the
     # environment.
     os.environ["PHARAON_DATABASE_URL"] = settings.database_url
-    typer.echo(f"serving on http://{host}:{port}/ (API docs at /api/docs)", err=True)
+    click.echo(f"serving on http://{host}:{port}/ (API docs at /api/docs)", err=True)
     sys.stderr.flush()
     sys.stdout.flush()
     argv = [sys.executable, "-m", "pharaon.web.serve"]

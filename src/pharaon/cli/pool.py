@@ -5,9 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
@@ -45,29 +44,49 @@ def _progress() -> Iterator[ProgressCallback]:
 
 
 @app.command("generate")
+@click.option(
+    "--price",
+    type=int,
+    required=True,
+    help=f"The block's price in euros: {rules().prices_in_euros}.",
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The block file to write (Parquet).",
+)
+@click.option("--emission", default="E1", show_default=True, help="The emission id.")
+@click.option("--block", default=1, show_default=True, help="The block's number in its emission.")
+@click.option(
+    "--vendor-key-file",
+    type=click.Path(path_type=Path),
+    envvar="PHARAON_VENDOR_KEY_FILE",
+    show_envvar=True,
+    help="The vendor's key file (`pharaon keys new`); with the operator's, or neither "
+    "(fresh keys, forgotten).",
+)
+@click.option(
+    "--operator-key-file",
+    type=click.Path(path_type=Path),
+    envvar="PHARAON_OPERATOR_KEY_FILE",
+    show_envvar=True,
+    help="The operator's key file.",
+)
+@click.option(
+    "--design",
+    type=click.Path(path_type=Path),
+    help="A design file (default: the packaged regulation one).",
+)
 def generate_command(
     *,
-    price: Annotated[
-        int, typer.Option(help=f"The block's price in euros: {rules().prices_in_euros}.")
-    ],
-    out: Annotated[Path, typer.Option(help="The block file to write (Parquet).")],
-    emission: Annotated[str, typer.Option(help="The emission id.")] = "E1",
-    block: Annotated[int, typer.Option(help="The block's number in its emission.")] = 1,
-    vendor_key_file: Annotated[
-        Path | None,
-        typer.Option(
-            envvar="PHARAON_VENDOR_KEY_FILE",
-            help="The vendor's key file (`pharaon keys new`); with the operator's, or neither "
-            "(fresh keys, forgotten).",
-        ),
-    ] = None,
-    operator_key_file: Annotated[
-        Path | None,
-        typer.Option(envvar="PHARAON_OPERATOR_KEY_FILE", help="The operator's key file."),
-    ] = None,
-    design: Annotated[
-        Path | None, typer.Option(help="A design file (default: the packaged regulation one).")
-    ] = None,
+    price: int,
+    out: Path,
+    emission: str,
+    block: int,
+    vendor_key_file: Path | None,
+    operator_key_file: Path | None,
+    design: Path | None,
 ) -> None:
     """Generate a block of units with exactly the prize table, shuffled, with its manifest."""
     from pharaon.pool.generate import generate_block
@@ -108,16 +127,15 @@ def generate_command(
     except OSError as exc:
         fail(f"cannot write {out}: {exc.strerror}")
     m = made.manifest
-    typer.echo(
+    click.echo(
         f"wrote {out}: {m.block_size:,} units at {price} €, emission {m.emission} block "
         f"{m.block_number}, merkle root {m.merkle_root}"
     )
 
 
 @app.command("verify")
-def verify_command(
-    file: Annotated[Path, typer.Argument(help="The block file to check.")],
-) -> None:
+@click.argument("file", type=click.Path(path_type=Path), help="The block file to check.")
+def verify_command(file: Path) -> None:
     """Re-evaluate every unit and check the prize table, counts, hashes and Merkle root."""
     from pharaon.pool.verify import verify_block
 
@@ -127,7 +145,7 @@ def verify_command(
         for problem in report.problems:
             _err.print(f"pharaon: problem: {problem}", markup=False, highlight=False)
         fail(report.summary, code=1)
-    typer.echo(report.summary)
+    click.echo(report.summary)
 
 
 def _read(file: Path, progress: ProgressCallback) -> Block:
@@ -139,10 +157,14 @@ def _read(file: Path, progress: ProgressCallback) -> Block:
 
 
 @app.command("export")
-def export_command(
-    file: Annotated[Path, typer.Argument(help="The block file.")],
-    csv: Annotated[Path, typer.Option("--csv", help="The CSV file to write (docs/rules.md §5).")],
-) -> None:
+@click.argument("file", type=click.Path(path_type=Path), help="The block file.")
+@click.option(
+    "--csv",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The CSV file to write (docs/rules.md §5).",
+)
+def export_command(file: Path, csv: Path) -> None:
     """Write the block as CSV: serial,ticket,prize_cents in the order of sale."""
     from pharaon.pool.export import export_csv
 
@@ -154,14 +176,18 @@ def export_command(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write {csv}: {exc.strerror}")
-    typer.echo(f"wrote {csv}: {block_.size:,} rows")
+    click.echo(f"wrote {csv}: {block_.size:,} rows")
 
 
 @app.command("report")
-def report_command(
-    file: Annotated[Path, typer.Argument(help="The block file.")],
-    out: Annotated[Path, typer.Option(help="The directory to write index.html and charts to.")],
-) -> None:
+@click.argument("file", type=click.Path(path_type=Path), help="The block file.")
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="The directory to write index.html and charts to.",
+)
+def report_command(file: Path, out: Path) -> None:
     """Write an HTML page with charts: lots against the table, compositions, symbols, order."""
     from pharaon.pool.report import write_report
 
@@ -175,4 +201,4 @@ def report_command(
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write the report to {out}: {exc.strerror}")
-    typer.echo(f"wrote {page}")
+    click.echo(f"wrote {page}")

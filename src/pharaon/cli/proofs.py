@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
 
-import typer
+import click
 
 from pharaon.cli.app import app, fail
 from pharaon.game.money import format_cents
@@ -14,15 +13,13 @@ from pharaon.pool.proofcheck import ProofError, check_proof
 
 
 @app.command("check-proof")
-def check_proof_command(
-    file: Annotated[
-        Path, typer.Argument(help="The JSON that GET /api/v1/plays/{id}/proof returned.")
-    ],
-    root: Annotated[
-        str | None,
-        typer.Option(help="The block's Merkle root as published (GET /api/v1/blocks)."),
-    ] = None,
-) -> None:
+@click.argument(
+    "file",
+    type=click.Path(path_type=Path),
+    help="The JSON that GET /api/v1/plays/{id}/proof returned.",
+)
+@click.option("--root", help="The block's Merkle root as published (GET /api/v1/blocks).")
+def check_proof_command(file: Path, root: str | None) -> None:
     """Check that a play's unit belongs to its block: exit 0 and one line, or 1 and why not."""
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
@@ -35,7 +32,7 @@ def check_proof_command(
     except ProofError as exc:
         fail(f"bad proof: {exc}", code=1)
     play = "" if checked.play_id is None else f"play {checked.play_id}: "
-    typer.echo(
+    click.echo(
         f"good proof: {play}unit {checked.serial} (lot {format_cents(checked.lot_cents)}) "
         f"is in the block of Merkle root {checked.merkle_root}"
     )
