@@ -130,13 +130,20 @@ def lookup_many(
 def admit(current: Current, credentials: Credentials) -> Current:
     """``current``, once ``credentials`` carry the CSRF token of its session if they must; else
     :class:`ForbiddenError`."""
-    sent = credentials.csrf
-    if sent is not None and not (sent and secrets.compare_digest(sent, current.csrf_token)):
-        raise ForbiddenError(
-            "a change asked with the session cookie must carry the session's csrf_token",
-            code="csrf",
-        )
+    check_csrf(
+        credentials,
+        current.csrf_token,
+        "a change asked with the session cookie must carry the session's csrf_token",
+    )
     return current
+
+
+def check_csrf(credentials: Credentials, csrf_token: str, refusal: str) -> None:
+    """:class:`ForbiddenError` (``refusal``) unless ``credentials`` that must carry a CSRF
+    token (a change asked with a cookie) carry ``csrf_token``; players' and operators'."""
+    sent = credentials.csrf
+    if sent is not None and not (sent and secrets.compare_digest(sent, csrf_token)):
+        raise ForbiddenError(refusal, code="csrf")
 
 
 def let_in_many(

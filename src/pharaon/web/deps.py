@@ -68,21 +68,27 @@ ReaderDep = Annotated[Engine, Depends(_reader)]
 ReadsDep = Annotated[ReadDesk, Depends(_read_desk)]
 
 
-async def credentials(request: Request) -> sessions.Credentials:
-    """What the request shows to be let in: a bearer token, or the session cookie (with the
-    CSRF header on state-changing requests); :class:`UnauthorizedError` if neither."""
+def shown(request: Request, cookie: str, missing: str) -> sessions.Credentials:
+    """What the request shows to be let in: a bearer token, or the session cookie ``cookie``
+    (with the CSRF header on state-changing requests); :class:`UnauthorizedError` (``missing``)
+    if neither. The players' routes and the operator's read them the same way."""
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise UnauthorizedError("the Authorization header must be 'Bearer <token>'")
         return sessions.Credentials(token.strip())
-    token = request.cookies.get(SESSION_COOKIE, "").strip()
+    token = request.cookies.get(cookie, "").strip()
     if not token:
-        raise UnauthorizedError("not logged in")
+        raise UnauthorizedError(missing)
     if request.method in _UNSAFE:
         return sessions.Credentials(token, request.headers.get(CSRF_HEADER, ""))
     return sessions.Credentials(token)
+
+
+async def credentials(request: Request) -> sessions.Credentials:
+    """A player's credentials (:func:`shown`)."""
+    return shown(request, SESSION_COOKIE, "not logged in")
 
 
 CredentialsDep = Annotated[sessions.Credentials, Depends(credentials)]

@@ -3,7 +3,6 @@ reads, an admin also deactivates), sales, players, the audit log and the regulat
 
 from __future__ import annotations
 
-import secrets
 import shutil
 import tempfile
 import zipfile
@@ -27,17 +26,17 @@ from pharaon.service import (
     player_view,
     sales_report,
     sealing,
+    sessions,
 )
 from pharaon.service.clock import utcnow
-from pharaon.service.errors import ForbiddenError, UnauthorizedError
-from pharaon.web.deps import CSRF_HEADER, SessionDep, SettingsDep
+from pharaon.service.errors import UnauthorizedError
+from pharaon.web.deps import SessionDep, SettingsDep, shown
 from pharaon.web.schemas import LimitsOut, SessionOut, _In
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 
 OPERATOR_COOKIE = "pharaon_operator"
 OPERATOR_CSRF_COOKIE = "pharaon_operator_csrf"
-_UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 class OperatorLoginIn(_In):
@@ -74,21 +73,11 @@ def current_operator(
     request: Request, session: SessionDep, settings: SettingsDep
 ) -> operators.CurrentOperator:
     """The operator of the request's bearer token or cookie (with the CSRF header on changes)."""
-    header = request.headers.get("authorization")
-    if header is not None:
-        scheme, _, token = header.partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise UnauthorizedError("the Authorization header must be 'Bearer <token>'")
-        csrf = None
-    else:
-        token = request.cookies.get(OPERATOR_COOKIE, "")
-        if not token.strip():
-            raise UnauthorizedError("not logged in as an operator")
-        csrf = request.headers.get(CSRF_HEADER, "") if request.method in _UNSAFE else None
+    credentials = shown(request, OPERATOR_COOKIE, "not logged in as an operator")
     try:
         current = operators.authenticate(
             session=session,
-            token=token.strip(),
+            token=credentials.token,
             now=utcnow(),
             idle=timedelta(minutes=settings.session_idle_minutes),
         )
@@ -98,10 +87,9 @@ def current_operator(
     # Its own unit of work, ended on its thread: the route runs on another.
     session.commit()
     request.state.operator_id = current.operator_id  # for the access log (web/observe.py)
-    if csrf is not None and not (csrf and secrets.compare_digest(csrf, current.csrf_token)):
-        raise ForbiddenError(
-            "a change asked with the cookie must carry the csrf_token", code="csrf"
-        )
+    sessions.check_csrf(
+        credentials, current.csrf_token, "a change asked with the cookie must carry the csrf_token"
+    )
     return current
 
 
