@@ -7,9 +7,11 @@ nodes as leaves); ``hashlib`` would spend most of its time in Python calls. Two 
   emitted as LLVM intrinsics, for CPUs that have them (AMD since Zen, Intel since Ice Lake);
 - ``_compress_portable``: FIPS 180-4 in plain integer arithmetic, for any CPU.
 
-Having the extensions does not make them fast: on one host of our machines they hashed a block
-7x faster than the portable code, on another 16x slower. So :func:`fastest` times both once per
-process and the faster one is used (``docs/performance.md`` has the figures).
+The SHA instructions have only a legacy SSE encoding: on Intel CPUs they ran ~100x slower
+after AVX code had left the upper halves of the vector registers dirty (10 s instead of 0.08 s
+for a block's leaves), so ``_compress_ni`` starts with ``vzeroupper`` where the CPU has AVX.
+:func:`fastest` still times both once per process and the faster one is used
+(``docs/performance.md`` has the figures).
 
 The kernels release the GIL and work on a range of rows, so the caller splits the rows between
 threads. ``hashlib`` checks both compressions in the tests.
@@ -58,18 +60,24 @@ H0: Final = np.array(
 _I32 = ir.IntType(32)
 _V4 = ir.VectorType(_I32, 4)
 _V16 = ir.VectorType(ir.IntType(8), 16)
+_VOID = ir.FunctionType(ir.VoidType(), [])
 
 
 def _vector(values: list[int]) -> ir.Constant:
     return ir.Constant(ir.VectorType(_I32, len(values)), [ir.Constant(_I32, v) for v in values])
 
 
-def has_sha_extensions() -> bool:
-    """Whether numba compiles for a CPU with the x86 SHA extensions."""
+def _compiles_for(feature: str) -> bool:
+    """Whether numba compiles for a CPU with ``feature`` (an LLVM name: "sha", "avx")."""
     settings: Any = config
     if settings.CPU_NAME is not None:  # compiling for a named CPU: its features, not the host's
-        return "+sha" in (settings.CPU_FEATURES or "")
-    return bool(_llvm.get_host_cpu_features().get("sha", False))
+        return f"+{feature}" in (settings.CPU_FEATURES or "")
+    return bool(_llvm.get_host_cpu_features().get(feature, False))
+
+
+def has_sha_extensions() -> bool:
+    """Whether numba compiles for a CPU with the x86 SHA extensions."""
+    return _compiles_for("sha")
 
 
 @intrinsic
@@ -87,6 +95,10 @@ def _sha_rounds(typingctx: Any, state: Any, data: Any, offset: Any) -> Any:
         rnds2 = _function(module, ir.FunctionType(_V4, [_V4, _V4, _V4]), "llvm.x86.sha256rnds2")
         msg1 = _function(module, ir.FunctionType(_V4, [_V4, _V4]), "llvm.x86.sha256msg1")
         msg2 = _function(module, ir.FunctionType(_V4, [_V4, _V4]), "llvm.x86.sha256msg2")
+        if _compiles_for("avx"):
+            # The SHA instructions exist only in legacy SSE encoding; after AVX code has left
+            # the upper register halves dirty, Intel CPUs run them ~100x slower.
+            builder.call(_function(module, _VOID, "llvm.x86.avx.vzeroupper"), [])
         state_ptr = context.make_array(sig.args[0])(context, builder, args[0]).data
         data_ptr = context.make_array(sig.args[1])(context, builder, args[1]).data
         words = builder.bitcast(state_ptr, _V4.as_pointer())
