@@ -1,16 +1,20 @@
 """Purchases per second through HTTP with 32 concurrent clients, against pgbench.
 
 PostgreSQL (synchronous_commit on): the real server (uvicorn over the app factory) on a
-scratch database, 32 concurrent clients buying units for a fixed time; then, in the same run,
-``pgbench -b tpcb-like -c 32`` on another scratch database; both are dropped after. SQLite
-(WAL, synchronous=FULL): the same purchases. Also the RSS of each server worker with three
-blocks loaded. The machine is shared: compare the ratio, not the absolute figures.
+scratch database, 32 concurrent clients buying units for a window of time, then
+``pgbench -b tpcb-like -c 32`` on another scratch database for as long; in rounds, so that each
+ratio compares two neighbouring windows (a shared host's speed drifts by a quarter within a
+minute), and the median ratio is the figure. Before each window PostgreSQL is left to finish
+what the last one left it (autovacuum, dirty buffers), so no window pays for another. Both
+databases are dropped after. SQLite (WAL, synchronous=FULL): the same purchases, one window.
+Also the RSS of each server worker. The machine is shared: compare the ratio, not the absolute
+figures.
 
 The players are signed up with httpx; the purchases come from loadgen.py, a lean keep-alive
 HTTP/1.1 client in its own process (pgbench is C: our client must not eat the server's CPU), which
 also reports its own CPU per request.
 
-    .venv/bin/python benchmarks/bench_purchases.py [--seconds 15] [--workers 2]
+    .venv/bin/python benchmarks/bench_purchases.py [--seconds 10] [--rounds 3] [--workers 2]
         [--only all|postgres|sqlite] [--units 200000] [--page auto|jouer]
 
 With ``--page MODE`` the buyers play as the web page does: each purchase (in that mode) is
@@ -26,9 +30,13 @@ import os
 import re
 import secrets
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,6 +62,7 @@ CLIENTS = 32
 UNITS = 200_000  # per price by default, enough for the run; a real block has 1,000,000
 REAL_BLOCK = 1_000_000
 LOADGEN = Path(__file__).with_name("loadgen.py")
+QUIESCE_SECONDS = 60.0  # at most, before a window: autovacuum of what the last one wrote
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +70,7 @@ class Run:
     """What the command line asked for."""
 
     seconds: float
+    rounds: int
     workers: int
     units: int
     page: str | None  # None, or the mode the page plays in
@@ -133,22 +143,23 @@ def _postgres_ticks() -> int:
     return _cpu_ticks([int(p) for p in out.stdout.split()], reaped=True)
 
 
-def _load(server: LiveServer, run: Run) -> tuple[LoadResult, dict[str, float]]:
-    """CLIENTS buyers for ``run.seconds``, driven by loadgen.py in its own process (own event loop,
-    own CPU account), so the driver's httpx and event loop cost nothing during the window; and
-    the CPU seconds the server's processes and PostgreSQL's used meanwhile."""
-    tokens = asyncio.run(_players(server.url))
+def _load(
+    server: LiveServer, tokens: list[str], seconds: float, page: str | None
+) -> tuple[LoadResult, dict[str, float]]:
+    """The buyers of ``tokens`` for ``seconds``, driven by loadgen.py in its own process (own
+    event loop, own CPU account), so the driver's httpx and event loop cost nothing during the
+    window; and the CPU seconds the server's processes and PostgreSQL's used meanwhile."""
     before_server = _cpu_ticks(_server_pids(server))
     before_pg = _postgres_ticks()
     url = httpx.URL(server.url)
     args = [sys.executable, str(LOADGEN), "--host", url.host, "--port", str(url.port)]
-    args += ["--seconds", str(run.seconds), *(["--page", run.page] if run.page else [])]
+    args += ["--seconds", str(seconds), *(["--page", page] if page else [])]
     out = subprocess.run(
         args,
         input="\n".join(tokens),
         capture_output=True,
         text=True,
-        timeout=run.seconds + 120,
+        timeout=seconds + 120,
         check=False,
     )
     after_server = _cpu_ticks(_server_pids(server))
@@ -182,47 +193,36 @@ def _rss_mb(server: LiveServer) -> list[float]:
     return out
 
 
-def _pgbench(seconds: float) -> tuple[float, float]:
-    """tpcb-like transactions per second, and PostgreSQL's CPU per transaction (µs)."""
+@contextmanager
+def _pgbench_database() -> Iterator[list[str]]:
+    """A scratch database initialised by ``pgbench -i -s 1``, dropped after; yields pgbench's
+    connection arguments for it."""
     name = f"pharaon_pgbench_{secrets.token_hex(4)}"
     with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     url = make_url(POSTGRES)
-    common = [
-        "-h",
-        url.host or "127.0.0.1",
-        "-p",
-        str(url.port or 5432),
-        "-U",
-        url.username or "postgres",
-    ]
+    where = ["-h", url.host or "127.0.0.1", "-p", str(url.port or 5432)]
+    where += ["-U", url.username or "postgres", "-d", name]
     try:
-        subprocess.run(
-            ["pgbench", *common, "-i", "-q", "-s", "1", name], check=True, capture_output=True
-        )
-        before = _postgres_ticks()
-        out = subprocess.run(
-            [
-                "pgbench",
-                *common,
-                "-b",
-                "tpcb-like",
-                "-c",
-                str(CLIENTS),
-                "-j",
-                "2",
-                "-T",
-                str(int(seconds)),
-                name,
-            ],
-            check=True,
-            capture_output=True,
-            text=True,
-        ).stdout
-        pg_cpu = (_postgres_ticks() - before) / os.sysconf("SC_CLK_TCK")
+        subprocess.run(["pgbench", *where, "-i", "-q", "-s", "1"], check=True, capture_output=True)
+        yield where
     finally:
         with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
             conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def _pgbench(where: list[str], seconds: float) -> tuple[float, float]:
+    """tpcb-like transactions per second with CLIENTS clients, and PostgreSQL's CPU per
+    transaction (µs)."""
+    before = _postgres_ticks()
+    tpcb = ["-b", "tpcb-like", "-c", str(CLIENTS), "-j", "2", "-T", str(int(seconds))]
+    out = subprocess.run(
+        ["pgbench", *where, *tpcb],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
+    pg_cpu = (_postgres_ticks() - before) / os.sysconf("SC_CLK_TCK")
     match = re.search(r"tps = ([\d.]+)", out)
     if not match:
         raise RuntimeError(f"pgbench printed no tps: {out}")
@@ -232,17 +232,30 @@ def _pgbench(seconds: float) -> tuple[float, float]:
     return tps, pg_cpu / count * 1e6
 
 
-def _serve_and_load(
-    url: str, log: Path, run: Run
-) -> tuple[LoadResult, list[float], dict[str, float]]:
+def _quiesce() -> float:
+    """Wait until PostgreSQL has no autovacuum worker running and its dirty buffers are written
+    (CHECKPOINT), so that a window does not pay for the one before it; the seconds waited."""
+    start = time.monotonic()
+    with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+        while time.monotonic() - start < QUIESCE_SECONDS:
+            row = conn.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'autovacuum worker'"
+            ).fetchone()
+            if not row or row[0] == 0:
+                break
+            time.sleep(0.2)
+    return time.monotonic() - start
+
+
+@contextmanager
+def _serving(url: str, log: Path, run: Run) -> Iterator[LiveServer]:
     server = LiveServer(url, log, workers=run.workers)
     server.start()
     try:
-        result, cpu = _load(server, run)
-        rss = _rss_mb(server)
+        yield server
     finally:
         server.stop()
-    return result, rss, cpu
 
 
 class Steal:
@@ -293,29 +306,49 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
     setting = commit[0] if commit else "?"
     print(
         f"PostgreSQL synchronous_commit = {setting}; {CLIENTS} clients, "
-        f"{run.workers} workers, {run.seconds:.0f} s; HTTP {run.what}"
+        f"{run.workers} workers; {run.rounds} rounds of {run.seconds:.0f} s of HTTP {run.what} "
+        f"then {run.seconds:.0f} s of pgbench tpcb-like -c {CLIENTS}"
     )
     _prepare(pg_url, run.units)
-    with Steal() as steal:
-        result, rss, cpu = _serve_and_load(pg_url, tmp / "pg.log", run)
-    _report(f"HTTP {run.what}, PostgreSQL:", result, cpu)
+    ratios: list[float] = []
+    p99s: list[float] = []
+    with _pgbench_database() as pgbench, _serving(pg_url, tmp / "pg.log", run) as server:
+        tokens = asyncio.run(_players(server.url))
+        for round_ in range(1, run.rounds + 1):
+            waited = _quiesce()
+            with Steal() as steal:
+                result, cpu = _load(server, tokens, run.seconds, run.page)
+            print(f"round {round_} (PostgreSQL quiet after {waited:.1f} s):")
+            _report(f"HTTP {run.what}, PostgreSQL:", result, cpu)
+            print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
+            waited = _quiesce()
+            with Steal() as steal:
+                tps, pg_us = _pgbench(pgbench, run.seconds)
+            print(
+                f"  pgbench tpcb-like -c {CLIENTS}:     {tps:8.1f} tps   "
+                f"(PostgreSQL CPU {pg_us:.0f} µs each; quiet after {waited:.1f} s; "
+                f"CPU stolen meanwhile: {steal.share:.0%})"
+            )
+            ratios.append(result.rate / tps)
+            p99s.append(result.p99_ms)
+            print(f"  ratio {run.what} / tpcb-like:  {ratios[-1]:8.3f}")
+        rss = _rss_mb(server)
     print(f"  server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}")
-    print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
-    with Steal() as steal:
-        tps, pg_us = _pgbench(run.seconds)
     print(
-        f"  pgbench tpcb-like -c {CLIENTS}:     {tps:8.1f} tps   "
-        f"(PostgreSQL CPU {pg_us:.0f} µs each)"
+        f"ratio {run.what} / tpcb-like, median of {run.rounds} rounds: "
+        f"{statistics.median(ratios):.3f}   (goal >= 1.0; rounds: "
+        f"{', '.join(f'{r:.3f}' for r in ratios)})"
     )
-    print(f"  CPU stolen by the hypervisor during pgbench: {steal.share:.0%}")
-    print(f"  ratio {run.what} / tpcb-like:  {result.rate / tps:8.3f}   (goal >= 1.0)")
+    print(f"p99 of the purchases, worst round: {max(p99s):.1f} ms   (goal <= 50 ms)")
 
 
 def _sqlite(tmp: Path, run: Run) -> None:
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
     _prepare(sqlite_url, run.units)
-    with Steal() as steal:
-        result, rss, cpu = _serve_and_load(sqlite_url, tmp / "sqlite.log", run)
+    with Steal() as steal, _serving(sqlite_url, tmp / "sqlite.log", run) as server:
+        tokens = asyncio.run(_players(server.url))
+        result, cpu = _load(server, tokens, run.seconds, run.page)
+        rss = _rss_mb(server)
     del cpu["postgres"]
     _report(f"HTTP {run.what}, SQLite ({run.workers} workers):", result, cpu)
     print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
@@ -325,7 +358,10 @@ def _sqlite(tmp: Path, run: Run) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=15)
+    parser.add_argument("--seconds", type=float, default=10, help="length of each window")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="PostgreSQL: alternations of purchases and pgbench"
+    )
     parser.add_argument("--workers", type=int, default=2, help="server worker processes")
     parser.add_argument("--only", choices=("all", "postgres", "sqlite"), default="all")
     parser.add_argument(
@@ -336,9 +372,17 @@ def main() -> None:
     )
     parser.add_argument("--page", choices=PAGE_MODES, help="play as the page does, in this mode")
     args = parser.parse_args()
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.units < 1_000 or args.units > REAL_BLOCK:
         parser.error(f"--units must be between 1,000 and {REAL_BLOCK:,}")
-    run = Run(seconds=args.seconds, workers=args.workers, units=args.units, page=args.page)
+    run = Run(
+        seconds=args.seconds,
+        rounds=args.rounds,
+        workers=args.workers,
+        units=args.units,
+        page=args.page,
+    )
     tmp = Path(tempfile.mkdtemp(prefix="pharaon-bench-"))
     name = f"pharaon_bench_{secrets.token_hex(4)}"
     try:

@@ -36,7 +36,6 @@ from bench_purchases import (  # noqa: E402
     CLIENTS,
     POSTGRES,
     UNITS,
-    Run,
     _libpq,
     _load,
     _players,
@@ -143,7 +142,7 @@ def _minutes(server: LiveServer, minutes: int, workers: int) -> tuple[list[float
     print(f"PostgreSQL, {CLIENTS} clients playing 'jouer' + history reads, {workers} workers")
     try:
         for minute in range(1, minutes + 1):
-            result, _cpu = _load(server, Run(seconds=60.0, workers=workers, units=0, page="jouer"))
+            result, _cpu = _load(server, tokens, 60.0, "jouer")
             reads, read_errors = historian.window()
             rss = _rss_mb(server)[1:] if workers > 1 else _rss_mb(server)
             rss_first = rss_first or rss
