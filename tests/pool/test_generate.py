@@ -11,7 +11,7 @@ from pharaon.game.rules import rules
 from pharaon.pool.blockfile import Block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.pool.seeding import SeedKeyError
+from pharaon.pool.keys import SeedKeyError
 from pharaon.pool.stats import winning_cells
 from pharaon.pool.verify import composition_keys
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pharaon.pool.keys import commitment, new_key, read_key_file, write_key_file
-from pharaon.pool.seeding import SeedKeyError, derive_keys, hkdf_expand
+from pharaon.pool.keys import SeedKeyError, commitment, new_key, read_key_file, write_key_file
+from pharaon.pool.seeding import derive_keys, hkdf_expand
 from pharaon.pool.streams import KeyStream
 
 

@@ -3,14 +3,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from pharaon.pool.seeding import (
-    SeedKeyError,
-    derive_keys,
-    hkdf_expand,
-    hkdf_extract,
-    parse_key,
-    secure_permutation,
-)
+from pharaon.pool.keys import SeedKeyError, parse_key
+from pharaon.pool.seeding import derive_keys, hkdf_expand, hkdf_extract, secure_permutation
 
 V = bytes(range(16))
 OP = bytes(range(100, 132))

@@ -237,3 +237,23 @@ def test_what_is_written_leaves_before_the_connection_closes_unless_aborted() ->
     closed, aborted = asyncio.run(main())
     assert closed == [("write", b"bye"), ("close", b"")]  # nothing sent twice
     assert aborted == [("abort", b"")]
+
+
+def test_a_worker_starts_without_the_block_factory(tmp_path: Path) -> None:
+    # numba, LLVM and pyarrow cost a worker ~100 MB of RSS; only a block upload or an export
+    # (operator routes) loads them, when asked.
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from pharaon.web.serve import worker_app\n"
+            "worker_app()\n"
+            "print(' '.join(m for m in ('numba', 'llvmlite', 'pyarrow') if m in sys.modules))",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PHARAON_DATABASE_URL": f"sqlite:///{tmp_path / 'lean.db'}"},
+    ).stdout.split()
+    assert loaded == []

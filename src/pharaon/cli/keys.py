@@ -22,8 +22,7 @@ app.add_command(keys_app)
 def new_command(out: Path) -> None:
     """Write a fresh 32-byte key to a new file and print its commitment (SHA-256 of the key),
     the value a block's manifest will carry."""
-    from pharaon.pool.keys import commitment, new_key, write_key_file
-    from pharaon.pool.seeding import SeedKeyError
+    from pharaon.pool.keys import SeedKeyError, commitment, new_key, write_key_file
 
     key = new_key()
     try:

@@ -230,8 +230,7 @@ def _first_start(engine: Engine, settings: Settings) -> None:
 
 def _first_start_keys(folder: Path) -> tuple[bytes, bytes]:
     """The vendor and operator keys in ``folder``, made there (mode 0600) if missing."""
-    from pharaon.pool.keys import commitment, new_key, read_key_file, write_key_file
-    from pharaon.pool.seeding import SeedKeyError
+    from pharaon.pool.keys import SeedKeyError, commitment, new_key, read_key_file, write_key_file
 
     keys = []
     try:

@@ -14,9 +14,9 @@ from pharaon.cli.app import app, fail
 from pharaon.game.rules import BASE_PRICE_CENTS, rules
 from pharaon.pool.blockfile import Block, BlockFileError, read_block, write_block
 from pharaon.pool.design import DesignError, load_design
+from pharaon.pool.keys import SeedKeyError
 from pharaon.pool.layout import LayoutError
 from pharaon.pool.layout import Progress as ProgressCallback
-from pharaon.pool.seeding import SeedKeyError
 
 _err = Console(stderr=True)
 

@@ -34,10 +34,10 @@ from pharaon.pool.blockfile import (
     units_sha256,
 )
 from pharaon.pool.design import Design, canonical, default_design
-from pharaon.pool.keys import commitment, new_key
+from pharaon.pool.keys import SeedKeyError, commitment, new_key, parse_key
 from pharaon.pool.layout import Plan, Progress, lay_out
 from pharaon.pool.merkle import leaf_hashes, merkle_root
-from pharaon.pool.seeding import SeedKeyError, derive_keys, parse_key, secure_permutation
+from pharaon.pool.seeding import derive_keys, secure_permutation
 from pharaon.pool.verify import audit_units
 
 GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 3)"

@@ -15,9 +15,34 @@ import secrets
 import stat
 from pathlib import Path
 
-from pharaon.pool.seeding import SeedKeyError, parse_key
-
 NEW_KEY_BYTES = 32
+KEY_BYTES_MIN = 16
+KEY_BYTES_MAX = 64
+
+
+class SeedKeyError(ValueError):
+    """A vendor or operator key that is not usable."""
+
+
+def parse_key(text: str, who: str) -> bytes:
+    """A key written in hex (a key file's text); ``who`` is 'vendor' or 'operator'. Errors
+    never repeat the text: it may be a key."""
+    cleaned = text.strip().lower().removeprefix("0x")
+    try:
+        key = bytes.fromhex(cleaned)
+    except ValueError:
+        raise SeedKeyError(f"the {who} key must be hexadecimal digits") from None
+    check_key(key, who)
+    return key
+
+
+def check_key(key: bytes, who: str) -> None:
+    """Raise :class:`SeedKeyError` unless ``key`` has an acceptable length."""
+    if not KEY_BYTES_MIN <= len(key) <= KEY_BYTES_MAX:
+        raise SeedKeyError(
+            f"the {who} key must be {KEY_BYTES_MIN} to {KEY_BYTES_MAX} bytes "
+            f"({2 * KEY_BYTES_MIN} to {2 * KEY_BYTES_MAX} hex digits), got {len(key)} bytes"
+        )
 
 
 def commitment(key: bytes) -> str:

@@ -20,17 +20,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pharaon.pool import _kernels
+from pharaon.pool.keys import SeedKeyError, check_key
 from pharaon.pool.streams import KeyStream
 
-KEY_BYTES_MIN = 16
-KEY_BYTES_MAX = 64
 _SALT = b"pharaon/block-factory/v1"
 _HASH_LEN = 32
 _ORDER_DOMAIN = b"pharaon/sale-order/v2\x00"
-
-
-class SeedKeyError(ValueError):
-    """A vendor or operator key that is not usable."""
 
 
 def hkdf_extract(salt: bytes, ikm: bytes) -> bytes:
@@ -47,26 +42,6 @@ def hkdf_expand(prk: bytes, info: bytes, length: int) -> bytes:
         block = hmac.new(prk, block + info + bytes([counter]), hashlib.sha256).digest()
         out += block
     return out[:length]
-
-
-def parse_key(text: str, who: str) -> bytes:
-    """A key written in hex (a key file's text); ``who`` is 'vendor' or 'operator'. Errors
-    never repeat the text: it may be a key."""
-    cleaned = text.strip().lower().removeprefix("0x")
-    try:
-        key = bytes.fromhex(cleaned)
-    except ValueError:
-        raise SeedKeyError(f"the {who} key must be hexadecimal digits") from None
-    _check_key(key, who)
-    return key
-
-
-def _check_key(key: bytes, who: str) -> None:
-    if not KEY_BYTES_MIN <= len(key) <= KEY_BYTES_MAX:
-        raise SeedKeyError(
-            f"the {who} key must be {KEY_BYTES_MIN} to {KEY_BYTES_MAX} bytes "
-            f"({2 * KEY_BYTES_MIN} to {2 * KEY_BYTES_MAX} hex digits), got {len(key)} bytes"
-        )
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -105,8 +80,8 @@ def derive_keys(
         raise SeedKeyError("give both the vendor and the operator key, or neither")
     if vendor_key is None or operator_key is None:
         vendor_key, operator_key = secrets.token_bytes(32), secrets.token_bytes(32)
-    _check_key(vendor_key, "vendor")
-    _check_key(operator_key, "operator")
+    check_key(vendor_key, "vendor")
+    check_key(operator_key, "operator")
     # Length-prefixed so that no two key pairs give the same input keying material.
     ikm = b"".join(len(k).to_bytes(2, "big") + k for k in (vendor_key, operator_key))
     prk = hkdf_extract(_SALT, ikm)

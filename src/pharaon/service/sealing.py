@@ -21,8 +21,7 @@ from pathlib import Path
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 
-from pharaon.pool.keys import new_key, read_key_file, write_key_file
-from pharaon.pool.seeding import SeedKeyError
+from pharaon.pool.keys import SeedKeyError, new_key, read_key_file, write_key_file
 from pharaon.service.errors import ServiceError
 
 PREFIX = "aesgcm:"

@@ -20,8 +20,6 @@ from pharaon.service import (
     audit,
     audit_view,
     blocks,
-    exports,
-    loading,
     operators,
     player_view,
     sales_report,
@@ -345,6 +343,8 @@ def load_block(
     file: UploadFile, current: AdminDep, session: SessionDep, settings: SettingsDep
 ) -> LoadedOut:
     """Upload a block file: verified (manifest, Merkle root, prizes) before it is loaded."""
+    from pharaon.service import loading  # here: its block factory (numba) stays out of workers
+
     with tempfile.TemporaryDirectory(prefix="pharaon-upload-") as folder:
         path = Path(folder) / "block.parquet"
         with path.open("wb") as out:
@@ -382,6 +382,8 @@ class ExportIn(_In):
 def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDep) -> Response:
     """The regulator's export of the days ``from`` to ``to``, as ``pharaon export-sales``
     writes it; any operator may take it, and the audit log names who did."""
+    from pharaon.service import exports  # here: pyarrow stays out of the workers until asked
+
     since = datetime.combine(body.since, time(), UTC)
     until = datetime.combine(body.until, time(), UTC) + timedelta(days=1)
     name = f"pharaon-export-{body.since.isoformat()}-{body.until.isoformat()}.zip"
