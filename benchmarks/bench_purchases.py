@@ -333,7 +333,10 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
             p99s.append(result.p99_ms)
             print(f"  ratio {run.what} / tpcb-like:  {ratios[-1]:8.3f}")
         rss = _rss_mb(server)
-    print(f"  server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}")
+    print(
+        f"server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}"
+        "   (goal <= 200 MB per worker)"
+    )
     print(
         f"ratio {run.what} / tpcb-like, median of {run.rounds} rounds: "
         f"{statistics.median(ratios):.3f}   (goal >= 1.0; rounds: "
@@ -353,7 +356,10 @@ def _sqlite(tmp: Path, run: Run) -> None:
     _report(f"HTTP {run.what}, SQLite ({run.workers} workers):", result, cpu)
     print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
     print("  (goals: SQLite >= 1000 /s; p99 <= 50 ms)")
-    print(f"  server RSS (MB): {', '.join(f'{r:.0f}' for r in rss)}")
+    print(
+        f"  server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}"
+        "   (goal <= 200 MB per worker)"
+    )
 
 
 def main() -> None:
