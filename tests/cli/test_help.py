@@ -11,8 +11,12 @@ runner = CliRunner()
 
 
 def _commands(group: click.Group, prefix: list[str]) -> list[list[str]]:
+    """Every command path under ``group``, as click finds them (loading their modules)."""
+    context = click.Context(group)
     found = []
-    for name, command in group.commands.items():
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        assert command is not None, f"pharaon {' '.join([*prefix, name])} is listed but absent"
         found.append([*prefix, name])
         if isinstance(command, click.Group):
             found += _commands(command, [*prefix, name])
@@ -28,5 +32,5 @@ def test_every_command_has_help_text() -> None:
         assert result.exit_code == 0, path
         command: Any = root
         for name in path:
-            command = command.commands[name]
+            command = command.get_command(click.Context(command), name)
         assert (command.help or "").strip(), f"pharaon {' '.join(path)} has no help text"

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 import time
@@ -82,10 +83,14 @@ def test_every_command_has_help() -> None:
 
 
 def test_generate_then_verify(block_file: Path) -> None:
-    code, out, _ = _run("verify", str(block_file))
+    code, out, err = _run("verify", str(block_file))
     assert code == 0
     assert out.startswith("OK: test block E7/3 at 2,00 €, 1,000 units")
     assert len(out.strip().splitlines()) == 1
+    # stderr is no terminal here: one plain line per stage, no bars.
+    stages = err.strip().splitlines()
+    assert stages, err
+    assert all(re.fullmatch(r"[\w ,.-]+: done in \d+\.\d\d s", s) for s in stages), err
 
 
 def test_the_same_keys_give_the_same_file(

@@ -4,13 +4,7 @@ from __future__ import annotations
 
 import gc
 
-from pharaon.cli import game as _game  # noqa: F401  (registers its commands)
-from pharaon.cli import keys as _keys  # noqa: F401  (registers its commands)
-from pharaon.cli import operators as _operators  # noqa: F401  (registers its commands)
-from pharaon.cli import ops as _ops  # noqa: F401  (registers its commands)
-from pharaon.cli import pool as _pool  # noqa: F401  (registers its commands)
-from pharaon.cli import proofs as _proofs  # noqa: F401  (registers its commands)
-from pharaon.cli.app import app
+from pharaon.cli.app import app  # its commands' modules are loaded when they are asked for
 
 __all__ = ["app", "main"]
 

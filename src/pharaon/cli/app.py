@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
-from typing import NoReturn
+from typing import Final, NoReturn
 
 import click
 
@@ -15,7 +16,39 @@ class Group(click.Group):
         return list(self.commands)
 
 
-app = Group(
+# Each command (or group) of ``pharaon``, in the order --help lists them, and the module of
+# pharaon.cli that registers it: a command's module is imported when it is asked for, so that
+# `pharaon generate` loads neither the server's layers nor the other commands'.
+COMMANDS: Final = {
+    "evaluate": "game",
+    "keys": "keys",
+    "operators": "operators",
+    "export-sales": "operators",
+    "db": "ops",
+    "blocks": "ops",
+    "audit": "ops",
+    "serve": "ops",
+    "generate": "pool",
+    "verify": "pool",
+    "export": "pool",
+    "report": "pool",
+    "check-proof": "proofs",
+}
+
+
+class Commands(Group):
+    """The top-level group: its commands' modules are imported on demand (:data:`COMMANDS`)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:  # noqa: ARG002 (click's signature)
+        return list(COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            importlib.import_module(f"pharaon.cli.{COMMANDS[cmd_name]}")
+        return super().get_command(ctx, cmd_name)
+
+
+app = Commands(
     name="pharaon",
     help="« Pharaon »: generate and prove blocks of game units, sell and play them.",
     no_args_is_help=True,

@@ -9,12 +9,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from pharaon.cli.app import Group, app, fail
 from pharaon.cli.database import database_url_option, engine_for, session_for, settings_for
 from pharaon.cli.operators import acting, as_operator_option
+from pharaon.cli.progress import prefixed, progress_display
 from pharaon.game.money import format_cents
 
 # The server's layers (SQLAlchemy, the services) are imported by the commands that use them, so
@@ -30,32 +29,6 @@ blocks_app = Group(
 )
 app.add_command(db_app)
 app.add_command(blocks_app)
-
-
-class _Bar:
-    """A rich progress bar fed by ``progress(stage, done, total)`` callbacks."""
-
-    def __init__(self, progress: Progress, prefix: str = "") -> None:
-        self._progress = progress
-        self._prefix = prefix
-        self._tasks: dict[str, TaskID] = {}
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        name = f"{self._prefix}{stage}"
-        if name not in self._tasks:
-            self._tasks[name] = self._progress.add_task(name, total=max(total, 1))
-        self._progress.update(self._tasks[name], completed=done, total=max(total, 1))
-
-
-def _progress() -> Progress:
-    return Progress(
-        TextColumn("{task.description:32}"),
-        BarColumn(),
-        TextColumn("{task.completed:>9,}/{task.total:,}"),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=False,
-    )
 
 
 @db_app.command("upgrade")
@@ -80,7 +53,7 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
     from pharaon.service.errors import ServiceError
 
     settings = settings_for(database_url)
-    with session_for(settings) as session, _progress() as bar:
+    with session_for(settings) as session, progress_display() as progress:
         actor = acting(session, as_email, admin=True)
         try:
             block_id = loading.load_block_file(
@@ -89,7 +62,7 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
                 allow_test=settings.allow_test_blocks,
                 actor=actor,
                 now=utcnow(),
-                progress=_Bar(bar),
+                progress=progress,
             )
         except ServiceError as exc:
             fail(exc.detail)
@@ -101,6 +74,7 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
 @database_url_option
 def blocks_list(database_url: str | None) -> None:
     """The blocks: state, units sold, remaining lots by amount."""
+    from rich.console import Console
     from rich.table import Table
 
     from pharaon.service import blocks
@@ -211,12 +185,10 @@ def _first_start(engine: Engine, settings: Settings) -> None:
             return
     click.echo("first start: generating one block per price (this takes a while)", err=True)
     vendor, operator = _first_start_keys(settings.keys_dir)
-    with _progress() as bar:
+    with progress_display() as progress:
         for price in rules().prices_cents:
-            prefix = f"{format_cents(price)} "
-            block = generate_block(
-                price, vendor_key=vendor, operator_key=operator, progress=_Bar(bar, prefix)
-            )
+            shown = prefixed(progress, f"{format_cents(price)} ")
+            block = generate_block(price, vendor_key=vendor, operator_key=operator, progress=shown)
             with sessions.begin() as session:  # one block, one transaction
                 loading.load_block(
                     session=session,
@@ -224,7 +196,7 @@ def _first_start(engine: Engine, settings: Settings) -> None:
                     allow_test=settings.allow_test_blocks,
                     actor="operator:first-start",
                     now=utcnow(),
-                    progress=_Bar(bar, prefix),
+                    progress=shown,
                 )
 
 

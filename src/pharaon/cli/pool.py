@@ -2,45 +2,18 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import sys
 from pathlib import Path
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, Progress, TaskID, TextColumn, TimeElapsedColumn
 
 from pharaon.cli.app import app, fail
+from pharaon.cli.progress import ProgressCallback, progress_display
 from pharaon.game.rules import BASE_PRICE_CENTS, rules
 from pharaon.pool.blockfile import Block, BlockFileError, read_block, write_block
 from pharaon.pool.design import DesignError, load_design
 from pharaon.pool.keys import SeedKeyError
 from pharaon.pool.layout import LayoutError
-from pharaon.pool.layout import Progress as ProgressCallback
-
-_err = Console(stderr=True)
-
-
-@contextmanager
-def _progress() -> Iterator[ProgressCallback]:
-    """A rich progress display; yields the ``progress(task, done, total)`` callback."""
-    bars = Progress(
-        TextColumn("{task.description:12}"),
-        BarColumn(),
-        TextColumn("{task.percentage:>5.1f} %"),
-        TimeElapsedColumn(),
-        console=_err,
-        transient=False,
-    )
-    tasks: dict[str, TaskID] = {}
-
-    def update(task: str, done: int, total: int) -> None:
-        if task not in tasks:
-            tasks[task] = bars.add_task(task, total=total)
-        bars.update(tasks[task], completed=done, total=total)
-
-    with bars:
-        yield update
 
 
 @app.command("generate")
@@ -107,7 +80,7 @@ def generate_command(
     if not out.parent.exists():
         fail(f"--out: directory {out.parent} does not exist")
     try:
-        with _progress() as progress:
+        with progress_display() as progress:
             made = generate_block(
                 price * BASE_PRICE_CENTS,
                 emission=emission,
@@ -139,11 +112,11 @@ def verify_command(file: Path) -> None:
     """Re-evaluate every unit and check the prize table, counts, hashes and Merkle root."""
     from pharaon.pool.verify import verify_block
 
-    with _progress() as progress:
+    with progress_display() as progress:
         report = verify_block(file, progress=progress)
     if not report.ok:
         for problem in report.problems:
-            _err.print(f"pharaon: problem: {problem}", markup=False, highlight=False)
+            sys.stderr.write(f"pharaon: problem: {problem}\n")
         fail(report.summary, code=1)
     click.echo(report.summary)
 
@@ -169,7 +142,7 @@ def export_command(file: Path, csv: Path) -> None:
     from pharaon.pool.export import export_csv
 
     try:
-        with _progress() as progress:
+        with progress_display() as progress:
             block_ = _read(file, progress)
             export_csv(block_, csv, progress=progress)
     except BlockFileError as exc:
@@ -192,7 +165,7 @@ def report_command(file: Path, out: Path) -> None:
     from pharaon.pool.report import write_report
 
     try:
-        with _progress() as progress:
+        with progress_display() as progress:
             block_ = _read(file, progress)
             progress("report", 0, 1)
             page = write_report(block_, out)
