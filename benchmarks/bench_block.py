@@ -76,7 +76,7 @@ def hashing_paths() -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--price", type=int, default=1, choices=(1, 2, 3))
     args = parser.parse_args()
     print(f"CPU: {cpu_model()}, {os.cpu_count()} cores")
