@@ -100,10 +100,11 @@ class BodyLimit:
             nonlocal received, deadline, body_done
             if body_done:  # later reads only wait for a disconnection: no deadline
                 return await receive()
-            loop = asyncio.get_running_loop()
-            deadline = deadline or loop.time() + seconds
+            deadline = deadline or asyncio.get_running_loop().time() + seconds
             try:
-                message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
+                # A timer, not wait_for's task per read: most bodies are in at the first read.
+                async with asyncio.timeout_at(deadline):
+                    message = await receive()
             except TimeoutError:
                 raise BodyTooSlowError(seconds) from None
             if message["type"] == "http.request":
