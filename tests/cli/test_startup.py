@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import re
 import subprocess
 import sys
 
@@ -81,3 +82,50 @@ def test_every_registered_command_is_in_the_table() -> None:
         importlib.import_module(f"pharaon.cli.{module}")
     assert set(app.commands) == set(COMMANDS)
     assert list(app.list_commands(click.Context(app))) == list(COMMANDS)
+
+
+def _pharaon(*args: str) -> subprocess.CompletedProcess[str]:
+    """``pharaon ARGS`` in a fresh process (no command module loaded beforehand)."""
+    return subprocess.run(
+        [sys.executable, "-c", "from pharaon.cli import main\nmain()", *args],
+        check=False,  # the exit code is what the tests look at
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_help_lists_every_command_in_order_with_its_short_help() -> None:
+    result = _pharaon("--help")
+    assert result.returncode == 0, result.stderr
+    section = result.stdout.split("Commands:\n", 1)[1].splitlines()
+    rows = [line.split(maxsplit=1) for line in section if line.startswith("  ") and line.strip()]
+    assert [row[0] for row in rows] == list(COMMANDS)
+    assert all(len(row) == 2 and row[1].strip() for row in rows), rows
+
+
+def test_an_unknown_command_gets_clicks_error() -> None:
+    result = _pharaon("genrate")
+    assert result.returncode == 2
+    assert "No such command 'genrate'" in result.stderr
+
+
+def test_progress_on_a_pipe_is_plain_lines_without_rich() -> None:
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys\n"
+            "from pharaon.cli.progress import progress_display\n"
+            "with progress_display() as progress:\n"
+            "    progress('layout', 0, 2)\n"
+            "    progress('layout', 2, 2)\n"
+            "print('rich' in sys.modules)",
+        ],
+        check=True,
+        capture_output=True,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
+    assert result.stdout.split() == ["False"]
+    assert re.fullmatch(r"layout: done in \d+\.\d\d s\n", result.stderr), result.stderr
