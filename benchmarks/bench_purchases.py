@@ -347,7 +347,10 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
         f"{statistics.median(ratios):.3f}   (goal >= 1.0; rounds: "
         f"{', '.join(f'{r:.3f}' for r in ratios)})"
     )
-    print(f"p99 of the purchases, worst round: {max(p99s):.1f} ms   (goal <= 50 ms)")
+    print(
+        f"p99 of the purchases, median of the rounds: {statistics.median(p99s):.1f} ms   "
+        f"(goal <= 50 ms; rounds: {', '.join(f'{p:.1f}' for p in p99s)} ms)"
+    )
 
 
 def _warm_up(server: LiveServer, tokens: list[str], run: Run) -> None:
