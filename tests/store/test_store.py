@@ -4,16 +4,20 @@ from __future__ import annotations
 
 import fcntl
 import os
+import socket
 import threading
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 from sqlalchemy import Engine, insert, inspect, select, text
-from sqlalchemy.exc import StatementError
+from sqlalchemy.exc import OperationalError, StatementError
 
 from pharaon.service.clock import utcnow
+from pharaon.store import engine as engine_module
 from pharaon.store.engine import (
+    POSTGRES_CONNECT_SECONDS,
     DatabaseUrlError,
     make_engine,
     make_reader,
@@ -147,3 +151,36 @@ def test_a_reader_reads_beside_a_sqlite_writer(tmp_path: Path) -> None:
             assert len(reader.execute(select(LedgerTransaction.id)).all()) == 1
     finally:
         engine.dispose()
+
+
+def test_a_postgresql_that_never_answers_fails_the_connect_in_time() -> None:
+    # A socket that accepts connections and says nothing: without a connect timeout, the
+    # connect (and any health check thread behind it) would wait for ever.
+    silent = socket.create_server(("127.0.0.1", 0))
+    port = silent.getsockname()[1]
+    engine = make_engine(f"postgresql://nobody@127.0.0.1:{port}/none")
+    failed: list[BaseException] = []
+
+    def connect() -> None:
+        try:
+            engine.connect().close()
+        except OperationalError as exc:
+            failed.append(exc)
+
+    try:
+        attempt = threading.Thread(target=connect, daemon=True)
+        attempt.start()
+        attempt.join(timeout=POSTGRES_CONNECT_SECONDS + 25)
+        assert not attempt.is_alive(), "the connect still waits"
+        assert len(failed) == 1
+    finally:
+        silent.close()
+        engine.dispose()
+
+
+def test_the_urls_own_connect_timeout_wins(monkeypatch: pytest.MonkeyPatch) -> None:
+    made: list[dict[str, Any]] = []
+    monkeypatch.setattr(engine_module, "create_engine", lambda _url, **kw: made.append(kw))
+    make_engine("postgresql://nobody@127.0.0.1:1/none?connect_timeout=9")
+    make_engine("postgresql://nobody@127.0.0.1:1/none")
+    assert [kw["connect_args"] for kw in made] == [{}, {"connect_timeout": 5}]

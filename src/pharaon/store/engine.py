@@ -14,6 +14,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_MS = 30_000
+# A PostgreSQL that accepts the connection but never answers would hold a connect (and the
+# thread waiting on it) for ever; the URL's own connect_timeout, if any, wins.
+POSTGRES_CONNECT_SECONDS = 5
 # An execution option: this engine only reads, one statement at a time, in autocommit: no
 # BEGIN or ROLLBACK round trips, and on SQLite no write lock, so reads never queue behind a
 # writer (WAL lets them run beside it). Each statement sees the latest commit.
@@ -55,8 +58,13 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
         )
         _sqlite_setup(engine, _WriterLock(Path(database + "-writer")))
         return engine
+    timeout = (
+        {} if "connect_timeout" in parsed.query else {"connect_timeout": POSTGRES_CONNECT_SECONDS}
+    )
     # No pre-ping: it would cost a round trip per checkout; stale connections are recycled.
-    return create_engine(url, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800)
+    return create_engine(
+        url, connect_args=timeout, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800
+    )
 
 
 class _WriterLock:
