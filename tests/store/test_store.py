@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 from sqlalchemy import Engine, insert, inspect, select, text
+from sqlalchemy import create_engine as real_create_engine
 from sqlalchemy.exc import OperationalError, StatementError
 
 from pharaon.service.clock import utcnow
@@ -180,7 +181,12 @@ def test_a_postgresql_that_never_answers_fails_the_connect_in_time() -> None:
 
 def test_the_urls_own_connect_timeout_wins(monkeypatch: pytest.MonkeyPatch) -> None:
     made: list[dict[str, Any]] = []
-    monkeypatch.setattr(engine_module, "create_engine", lambda _url, **kw: made.append(kw))
+
+    def create_engine(_url: str, **kw: Any) -> Engine:
+        made.append(kw)
+        return real_create_engine("sqlite://")  # not connected to: only its arguments count
+
+    monkeypatch.setattr(engine_module, "create_engine", create_engine)
     make_engine("postgresql://nobody@127.0.0.1:1/none?connect_timeout=9")
     make_engine("postgresql://nobody@127.0.0.1:1/none")
     assert [kw["connect_args"] for kw in made] == [{}, {"connect_timeout": 5}]

@@ -8,6 +8,15 @@ from __future__ import annotations
 import ast
 from importlib import resources
 from pathlib import Path
+from unittest.mock import ANY
+
+import pytest
+from fastapi import FastAPI
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, insert, select
+
+from pharaon.store.tables import LoginFailure
+from pharaon.web.deps import SessionDep
 
 ROUTERS = Path(str(resources.files("pharaon.web").joinpath("routers")))
 METHODS = {"get", "post", "put", "patch", "delete"}
@@ -57,3 +66,34 @@ def test_the_check_sees_a_route_that_forgets() -> None:
     ).body[0]
     assert isinstance(forgetful, ast.FunctionDef)
     assert not _commits(forgetful)
+
+
+@pytest.mark.parametrize(
+    ("how", "status", "kept"),
+    [("orm", 500, False), ("statement", 500, False), ("committed", 200, True)],
+)
+def test_a_route_that_returns_with_writes_uncommitted_answers_500(
+    client: TestClient, engine: Engine, how: str, status: int, kept: bool
+) -> None:
+    # What the reading above cannot see: a route that commits on some paths only.
+    key = f"unit-of-work-{how}@example.org"
+
+    app: FastAPI = client.app  # type: ignore[assignment]
+
+    @app.post(f"/test/{how}")
+    def write(session: SessionDep) -> dict[str, str]:
+        if how == "orm":
+            session.add(LoginFailure(email=key, failures=1))  # not even flushed
+        else:
+            session.execute(insert(LoginFailure).values(email=key, failures=1))
+        if how == "committed":
+            session.commit()
+        return {"done": how}
+
+    # As a server answers: the 500 is sent (here the test client would re-raise the error).
+    answer = TestClient(app, raise_server_exceptions=False).post(f"/test/{how}")
+    assert answer.status_code == status, answer.text
+    assert answer.json() == ({"done": how} if kept else {"error": "internal_error", "detail": ANY})
+    with engine.connect() as connection:
+        found = connection.execute(select(LoginFailure).where(LoginFailure.email == key)).all()
+    assert bool(found) == kept

@@ -57,14 +57,52 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
             max_overflow=pool_size,
         )
         _sqlite_setup(engine, _WriterLock(Path(database + "-writer")))
+        _watch_writes(engine)
         return engine
     timeout = (
         {} if "connect_timeout" in parsed.query else {"connect_timeout": POSTGRES_CONNECT_SECONDS}
     )
     # No pre-ping: it would cost a round trip per checkout; stale connections are recycled.
-    return create_engine(
+    engine = create_engine(
         url, connect_args=timeout, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800
     )
+    _watch_writes(engine)
+    return engine
+
+
+_WROTE = "pharaon_wrote"
+
+
+def _watch_writes(engine: Engine) -> None:
+    """Mark a connection's transaction once it has run an INSERT, UPDATE or DELETE, until it
+    ends (:func:`has_uncommitted_writes`)."""
+
+    @event.listens_for(engine, "begin")
+    @event.listens_for(engine, "commit")
+    @event.listens_for(engine, "rollback")
+    def _ended(connection: Any) -> None:
+        if not connection.invalidated:  # a lost connection's info is gone with it
+            connection.info.pop(_WROTE, None)
+
+    @event.listens_for(engine, "after_cursor_execute")
+    def _executed(
+        connection: Any,
+        _cursor: Any,
+        _statement: Any,
+        _parameters: Any,
+        context: Any,
+        _executemany: bool,
+    ) -> None:
+        if context is not None and (context.isinsert or context.isupdate or context.isdelete):
+            connection.info[_WROTE] = True
+
+
+def has_uncommitted_writes(session: Session) -> bool:
+    """Whether ``session`` holds changes, flushed or not, that its transaction has not yet
+    committed: what a closing would roll back."""
+    if session.new or session.dirty or session.deleted:
+        return True
+    return session.in_transaction() and bool(session.connection().info.get(_WROTE))
 
 
 class _WriterLock:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from datetime import datetime
 from typing import Annotated, Any
@@ -16,6 +17,7 @@ from pharaon.service import sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError, UnauthorizedError
 from pharaon.service.idempotency import MAX_KEY_LENGTH
+from pharaon.store.engine import has_uncommitted_writes
 from pharaon.store.settings import Settings
 from pharaon.web.desk import ReadDesk, SessionDesk
 
@@ -23,6 +25,8 @@ SESSION_COOKIE = "pharaon_session"
 CSRF_COOKIE = "pharaon_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+
+_log = logging.getLogger(__name__)
 
 
 async def _settings(request: Request) -> Settings:
@@ -41,8 +45,19 @@ async def _session(request: Request) -> AsyncIterator[Session]:
     session = factory()
     try:
         yield session
+        # The route returned: writes it left uncommitted would be lost behind a success.
+        if has_uncommitted_writes(session):
+            _log.error(
+                "%s %s returned without committing its writes", request.method, request.url.path
+            )
+            raise UncommittedWritesError(request.url.path)
     finally:
         await to_thread.run_sync(session.close, limiter=_CLOSINGS)
+
+
+class UncommittedWritesError(RuntimeError):
+    """A route returned with writes it had not committed (a bug: they are rolled back and the
+    answer is a 500, never a success that did not happen)."""
 
 
 _CLOSINGS = CapacityLimiter(64)
