@@ -43,6 +43,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
 from pharaon.pool.design import test_design
@@ -51,6 +52,7 @@ from pharaon.service import loading
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
+from pharaon.store.tables import PlayRow
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -150,7 +152,12 @@ def _load(
 ) -> tuple[LoadResult, dict[str, float]]:
     """The buyers of ``tokens`` for ``seconds``, driven by loadgen.py in its own process (own
     event loop, own CPU account), so the driver's httpx and event loop cost nothing during the
-    window; and the CPU seconds the server's processes and PostgreSQL's used meanwhile."""
+    window; and the CPU seconds the server's processes and PostgreSQL's used meanwhile.
+
+    Raises RuntimeError unless the database gained a play for each purchase counted (a replayed
+    Idempotency-Key also answers 201), give or take each buyer's first purchase, not counted,
+    and the requests in flight at the end."""
+    plays_before = _plays(server.database_url)
     before_server = _cpu_ticks(_server_pids(server))
     before_pg = _postgres_ticks()
     url = httpx.URL(server.url)
@@ -173,7 +180,23 @@ def _load(
         "server": (after_server - before_server) / hz,
         "postgres": (after_pg - before_pg) / hz,
     }
-    return LoadResult.from_json(out.stdout), cpu
+    result = LoadResult.from_json(out.stdout)
+    new_plays = _plays(server.database_url) - plays_before
+    if not result.purchases <= new_plays <= result.purchases + 2 * len(tokens):
+        raise RuntimeError(
+            f"{result.purchases} purchases counted but {new_plays} new plays in the database"
+        )
+    return result, cpu
+
+
+def _plays(url: str) -> int:
+    """Plays sold so far in the database at ``url``."""
+    engine = make_engine(url)
+    try:
+        with engine.connect() as connection:
+            return int(connection.execute(select(func.count()).select_from(PlayRow)).scalar_one())
+    finally:
+        engine.dispose()
 
 
 def _server_pids(server: LiveServer) -> list[int]:

@@ -2,10 +2,12 @@
 
 The machine has two cores shared by the server, PostgreSQL and this client, so the client must
 cost little CPU per request, as pgbench does: one asyncio stream per buyer on uvloop, the request
-bytes encoded once (only the Idempotency-Key changes), and of the response only the status line,
-the framing headers and the body. With ``--page MODE``, each buyer plays as the page does: the
-purchase in that mode; in ``jouer`` the four grids uncovered one request each; then ``GET
-/api/v1/me`` for the balance. A purchase then counts (and its latency runs) until that answer.
+bytes encoded once (only the Idempotency-Key changes: a prefix drawn per process, then a count,
+so a later run with the same players buys anew rather than replaying), and of the response only
+the status line, the framing headers and the body. With ``--page MODE``, each buyer plays as
+the page does: the purchase in that mode; in ``jouer`` the four grids uncovered one request
+each; then ``GET /api/v1/me`` for the balance. A purchase then counts (and its latency runs)
+until that answer.
 Run by ``bench_purchases.py`` in its own process:
 
     python benchmarks/loadgen.py --host 127.0.0.1 --port 8000 --seconds 10
@@ -20,6 +22,7 @@ import argparse
 import asyncio
 import json
 import resource
+import secrets
 import sys
 import time
 from dataclasses import asdict, dataclass
@@ -148,7 +151,9 @@ class _Buyer:
         "_auth", "_body", "_head", "_host", "_key", "_me", "_page", "_port", "_reader", "_writer",
     )  # fmt: skip
 
-    def __init__(self, host: str, port: int, token: str, *, page: str | None = None) -> None:
+    def __init__(
+        self, host: str, port: int, token: str, key_prefix: str, *, page: str | None = None
+    ) -> None:
         self._host = host
         self._port = port
         self._page = page
@@ -156,7 +161,7 @@ class _Buyer:
         self._auth = f"Host: {host}:{port}\r\nAuthorization: Bearer {token}\r\n"
         self._head = (
             f"POST {PATH} HTTP/1.1\r\n{self._auth}Content-Type: application/json\r\n"
-            f"Content-Length: {len(self._body)}\r\nIdempotency-Key: p"
+            f"Content-Length: {len(self._body)}\r\nIdempotency-Key: {key_prefix}-"
         ).encode("ascii")
         self._me = f"GET {ME_PATH} HTTP/1.1\r\n{self._auth}\r\n".encode("ascii")
         self._key = 0
@@ -249,7 +254,8 @@ async def run(
 ) -> LoadResult:
     """One buyer per token; each connects and buys once (warm-up), then all buy for ``seconds``."""
     tally = _Tally()
-    buyers = [_Buyer(host, port, token, page=page) for token in tokens]
+    key_prefix = secrets.token_hex(8)
+    buyers = [_Buyer(host, port, token, key_prefix, page=page) for token in tokens]
     try:
         await asyncio.gather(*(buyer.buy(tally) for buyer in buyers))
         tasks = [asyncio.create_task(buyer.run(tally)) for buyer in buyers]
