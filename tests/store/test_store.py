@@ -137,6 +137,49 @@ def test_sqlite_writers_of_other_processes_queue_on_a_lock_file(tmp_path: Path) 
         engine.dispose()
 
 
+def _writer_lock_is_free(database: Path) -> bool:
+    other = os.open(f"{database}-writer", os.O_RDWR)  # another open file: another holder
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    else:
+        fcntl.flock(other, fcntl.LOCK_UN)
+        return True
+    finally:
+        os.close(other)
+
+
+def test_a_sqlite_writer_invalidated_mid_transaction_releases_the_writer_lock(
+    tmp_path: Path,
+) -> None:
+    """A connection lost in a write (SQLAlchemy invalidates it on a disconnect, or on an
+    interrupt in a statement) gives the writer lock back when its transaction is rolled back;
+    otherwise every later writer would wait out the busy timeout (30 s), and disposing of the
+    engine would wait for ever."""
+    database = tmp_path / "lost.db"
+    engine = make_engine(f"sqlite:///{database}")
+    upgrade(engine)
+    try:
+        with engine.connect() as connection:
+            connection.begin()
+            connection.execute(insert(LedgerTransaction).values(kind="test", created_at=utcnow()))
+            assert not _writer_lock_is_free(database)
+            connection.invalidate()
+            connection.rollback()
+            assert _writer_lock_is_free(database)
+        with make_sessionmaker(engine).begin() as session:  # the next writer goes on
+            session.execute(insert(LedgerTransaction).values(kind="test", created_at=utcnow()))
+        with engine.connect() as connection:
+            kinds = connection.execute(select(LedgerTransaction.kind)).scalars().all()
+        assert kinds.count("test") == 1  # the lost write was rolled back
+    finally:
+        disposer = threading.Thread(target=engine.dispose, daemon=True)
+        disposer.start()
+        disposer.join(30)
+    assert not disposer.is_alive(), "disposing of the engine waits for the writer lock"
+
+
 def test_a_reader_reads_beside_a_sqlite_writer(tmp_path: Path) -> None:
     engine = make_engine(f"sqlite:///{tmp_path / 'read.db'}")
     upgrade(engine)

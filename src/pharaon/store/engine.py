@@ -164,13 +164,17 @@ def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
+    # The connections holding the writer lock; not in their ``info``, which an invalidated
+    # connection can no longer reach, so its rollback would not release the lock.
+    holders: set[Any] = set()
+
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
         if connection.get_execution_options().get(READ_ONLY):
             return  # autocommit: each statement alone
         # Take the write lock at the start: a purchase never fails half-way on a busy upgrade.
         if writer.acquire():
-            connection.info["pharaon_writer"] = True
+            holders.add(connection)
         try:
             connection.exec_driver_sql("BEGIN IMMEDIATE")
         except BaseException:
@@ -180,7 +184,8 @@ def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
     @event.listens_for(engine, "commit")
     @event.listens_for(engine, "rollback")
     def _end(connection: Any) -> None:
-        if connection.info.pop("pharaon_writer", False):
+        if connection in holders:
+            holders.discard(connection)
             writer.release()
 
 
