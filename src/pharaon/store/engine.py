@@ -14,6 +14,9 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_MS = 30_000
+# How often a writer waiting for another process's writer lock tries again: a sale holds it
+# for a few milliseconds, so a longer pause leaves it idle (docs/performance.md, stop 20).
+_FLOCK_POLL_SECONDS = 0.0001
 # A PostgreSQL that accepts the connection but never answers would hold a connect (and the
 # thread waiting on it) for ever; the URL's own connect_timeout, if any, wins.
 POSTGRES_CONNECT_SECONDS = 5
@@ -124,7 +127,6 @@ class _WriterLock:
             return False
         if self._file is None:
             self._file = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
-        pause = 0.0001
         while True:
             try:
                 fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -133,8 +135,7 @@ class _WriterLock:
                 if time.monotonic() > deadline:
                     self._threads.release()
                     return False
-                time.sleep(pause)
-                pause = min(pause * 2, 0.001)
+                time.sleep(_FLOCK_POLL_SECONDS)
 
     def release(self) -> None:
         if self._file is not None:
