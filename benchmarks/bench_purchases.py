@@ -43,16 +43,15 @@ from pathlib import Path
 
 import httpx
 import psycopg
-from sqlalchemy import func, select
 from sqlalchemy.engine import make_url
 
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
 from pharaon.service import loading
 from pharaon.service.clock import utcnow
+from pharaon.service.sales_report import sales_report
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
-from pharaon.store.tables import PlayRow
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -190,11 +189,11 @@ def _load(
 
 
 def _plays(url: str) -> int:
-    """Plays sold so far in the database at ``url``."""
+    """Plays sold so far in the database at ``url``, as the operator's sales report counts them."""
     engine = make_engine(url)
     try:
-        with engine.connect() as connection:
-            return int(connection.execute(select(func.count()).select_from(PlayRow)).scalar_one())
+        with make_sessionmaker(engine)() as session:
+            return sum(line.plays for line in sales_report(session=session).lines)
     finally:
         engine.dispose()
 
@@ -362,19 +361,10 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
             p99s.append(result.p99_ms)
             print(f"  ratio {run.what} / tpcb-like:  {ratios[-1]:8.3f}")
         rss = _rss_mb(server)
-    print(
-        f"server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}"
-        "   (goal <= 200 MB per worker)"
-    )
-    print(
-        f"ratio {run.what} / tpcb-like, median of {run.rounds} rounds: "
-        f"{statistics.median(ratios):.3f}   (goal >= 1.0; rounds: "
-        f"{', '.join(f'{r:.3f}' for r in ratios)})"
-    )
-    print(
-        f"p99 of the purchases, median of the rounds: {statistics.median(p99s):.1f} ms   "
-        f"(goal <= 50 ms; rounds: {', '.join(f'{p:.1f}' for p in p99s)} ms)"
-    )
+    _summary(
+        rss, figure=f"ratio {run.what} / tpcb-like", values=ratios, places=3, goal="goal >= 1.0",
+        each="rounds", p99s=p99s,
+    )  # fmt: skip
 
 
 def _warm_up(server: LiveServer, tokens: list[str], run: Run) -> None:
@@ -404,18 +394,35 @@ def _sqlite(tmp: Path, run: Run) -> None:
             rates.append(result.rate)
             p99s.append(result.p99_ms)
         rss = _rss_mb(server)
+    _summary(
+        rss, figure=f"SQLite {run.what} per second", values=rates, places=1, goal="goal >= 1000",
+        each="windows", p99s=p99s,
+    )  # fmt: skip
+
+
+def _summary(
+    rss: list[float],
+    *,
+    figure: str,
+    values: list[float],
+    places: int,
+    goal: str,
+    each: str,
+    p99s: list[float],
+) -> None:
+    """The workers' memory, then the medians of the figure's ``values`` (printed with
+    ``places`` decimals) and of the p99s, over the rounds or windows (``each``)."""
     print(
         f"server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}"
         "   (goal <= 200 MB per worker)"
     )
     print(
-        f"SQLite {run.what} per second, median of {run.rounds} windows: "
-        f"{statistics.median(rates):.1f}   (goal >= 1000; windows: "
-        f"{', '.join(f'{r:.1f}' for r in rates)})"
+        f"{figure}, median of {len(values)} {each}: {statistics.median(values):.{places}f}   "
+        f"({goal}; {each}: {', '.join(f'{v:.{places}f}' for v in values)})"
     )
     print(
-        f"p99 of the purchases, median of the windows: {statistics.median(p99s):.1f} ms   "
-        f"(goal <= 50 ms; windows: {', '.join(f'{p:.1f}' for p in p99s)} ms)"
+        f"p99 of the purchases, median of the {each}: {statistics.median(p99s):.1f} ms   "
+        f"(goal <= 50 ms; {each}: {', '.join(f'{p:.1f}' for p in p99s)} ms)"
     )
 
 
