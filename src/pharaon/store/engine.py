@@ -5,7 +5,6 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +13,6 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_MS = 30_000
-# How often a writer waiting for another process's writer lock tries again: a sale holds it
-# for a few milliseconds, so a longer pause leaves it idle (docs/performance.md, stop 20).
-_FLOCK_POLL_SECONDS = 0.0001
 # A PostgreSQL that accepts the connection but never answers would hold a connect (and the
 # thread waiting on it) for ever; the URL's own connect_timeout, if any, wins.
 POSTGRES_CONNECT_SECONDS = 5
@@ -112,9 +108,10 @@ class _WriterLock:
     """SQLite has one writer at a time. Writers queue on this lock instead of polling the
     database's own lock, whose busy handler sleeps up to 100 ms between tries (a purchase
     takes less than a millisecond): threads of this process on a ``threading.Lock``, server
-    processes sharing the file on an ``flock`` of ``path`` beside it, which the kernel hands
-    over as soon as it is released (and releases if its holder dies). If it is not had within
-    the busy timeout, SQLite's own lock still keeps writers apart."""
+    processes sharing the file on an ``flock`` of ``path`` beside it, waited for in the kernel,
+    which hands it over as soon as it is released (and releases it if its holder dies). A
+    thread that waits for another of its process past the busy timeout goes on to SQLite's own
+    lock, which still keeps writers apart."""
 
     def __init__(self, path: Path) -> None:
         self._path = path
@@ -122,20 +119,17 @@ class _WriterLock:
         self._file: int | None = None  # opened in the process that uses it
 
     def acquire(self) -> bool:
-        deadline = time.monotonic() + SQLITE_BUSY_MS / 1000
         if not self._threads.acquire(timeout=SQLITE_BUSY_MS / 1000):
             return False
-        if self._file is None:
-            self._file = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
-        while True:
-            try:
-                fcntl.flock(self._file, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return True
-            except BlockingIOError:
-                if time.monotonic() > deadline:
-                    self._threads.release()
-                    return False
-                time.sleep(_FLOCK_POLL_SECONDS)
+        try:
+            if self._file is None:
+                self._file = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
+            # Blocking: polling for it cost more CPU than the sale (docs/performance.md).
+            fcntl.flock(self._file, fcntl.LOCK_EX)
+        except BaseException:
+            self._threads.release()
+            raise
+        return True
 
     def release(self) -> None:
         if self._file is not None:
