@@ -3,10 +3,12 @@ transaction, each refused one undone alone, serials in order across a block's en
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
+from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, event, func, select
 from sqlalchemy.orm import Session
 
 from pharaon.game.modes import Mode
@@ -23,7 +25,14 @@ from pharaon.service.errors import (
 )
 from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import Block, IdempotencyKey, PlayRow
+from pharaon.store.tables import (
+    Account,
+    AuditRecord,
+    Block,
+    IdempotencyKey,
+    LedgerEntry,
+    PlayRow,
+)
 from tests.conftest import BlockLoader
 from tests.service.helpers import funded_player
 
@@ -77,6 +86,79 @@ def test_a_batch_sells_consecutive_units(sessions: Open, load: BlockLoader) -> N
         if lot is not None:
             assert play.balance_after_cents == expected == 1_000 - order.stake_cents + lot
     _audit_ok(sessions)
+
+
+def test_each_play_of_a_batch_has_its_own_transaction_key_and_audit_record(
+    sessions: Open, load: BlockLoader
+) -> None:
+    """The rows a batch inserts together come back in no promised order: each play is matched
+    to its sale by its unit, and gets its own ledger transaction, key and audit record."""
+    load(100, size=50)
+    buyers = [funded_player(sessions, f"p{n}", 1_000) for n in range(8)]
+    plays = _plays(_buy(sessions, [sales.Order(b, 100, Mode.AUTO, f"k{b}") for b in buyers]))
+    with sessions() as session:
+        for buyer, play in zip(buyers, plays, strict=True):
+            row = session.get_one(PlayRow, play.play_id)
+            assert (row.player_id, row.serial, row.prize_cents) == (
+                buyer,
+                play.serial,
+                play.prize_cents,
+            )
+            account = session.execute(
+                select(Account.id).where(Account.player_id == buyer)
+            ).scalar_one()
+            entries = session.execute(
+                select(LedgerEntry.account_id, LedgerEntry.amount_cents).where(
+                    LedgerEntry.transaction_id == row.transaction_id
+                )
+            ).all()
+            mine = sorted(amount for account_id, amount in entries if account_id == account)
+            assert mine == sorted(a for a in (-100, play.prize_cents) if a)
+            key = session.execute(
+                select(IdempotencyKey.result_id).where(
+                    IdempotencyKey.player_id == buyer, IdempotencyKey.key == f"k{buyer}"
+                )
+            ).scalar_one()
+            assert key == play.play_id
+            record = session.execute(
+                select(AuditRecord.payload).where(
+                    AuditRecord.kind == "purchase",
+                    AuditRecord.actor == f"player:{buyer}",
+                )
+            ).scalar_one()
+            assert json.loads(record)["play_id"] == play.play_id
+            assert json.loads(record)["transaction_id"] == row.transaction_id
+    _audit_ok(sessions)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_on_sqlite_a_batch_inserts_each_table_s_rows_in_one_statement(
+    engine: Engine, sessions: Open, load: BlockLoader
+) -> None:
+    """The driver gives up the GIL at each step of a statement, and the writer then waits to
+    get it back while it holds the writer lock: rows are inserted together, not one by one."""
+    load(100, size=50)
+    buyers = [funded_player(sessions, f"p{n}", 1_000) for n in range(6)]
+    inserts: list[str] = []
+    one_by_one: list[str] = []
+
+    def seen(_c: Any, _cur: Any, statement: str, *_: Any) -> None:
+        if statement.startswith("INSERT"):
+            inserts.append(statement.split()[2])
+
+    def executemany(_cursor: Any, statement: str, *_: Any) -> None:
+        one_by_one.append(statement.split()[2])
+
+    event.listen(engine, "before_cursor_execute", seen)
+    event.listen(engine.dialect, "do_executemany", executemany)
+    try:
+        _plays(_buy(sessions, [sales.Order(b, 100, Mode.AUTO, "k") for b in buyers]))
+    finally:
+        event.remove(engine, "before_cursor_execute", seen)
+        event.remove(engine.dialect, "do_executemany", executemany)
+    assert sorted(inserts) == sorted(set(inserts)), inserts  # one INSERT per table
+    assert {"plays", "ledger_transactions", "ledger_entries", "audit_log"} <= set(inserts)
+    assert not [s for s in one_by_one if s in inserts], one_by_one  # none an executemany
 
 
 def test_refused_orders_change_nothing_and_the_others_sell(

@@ -12,10 +12,9 @@ from pharaon.store.tables import Account, LedgerEntry, LedgerTransaction
 
 Entries = Sequence[tuple[int, int]]  # (account id, cents)
 
-# Built once: posting is on the path of every purchase.
-_INSERT_TRANSACTION = insert(LedgerTransaction).returning(
-    LedgerTransaction.id, sort_by_parameter_order=True
-)
+# Built once: posting is on the path of every purchase. Its rows are alike, so the ids need
+# not come back in the rows' order, which SQLite could give only with one INSERT per row.
+_INSERT_TRANSACTION = insert(LedgerTransaction).returning(LedgerTransaction.id)
 _INSERT_ENTRY = insert(LedgerEntry)
 _ADD = (
     update(Account)
@@ -61,12 +60,12 @@ def post_many(
     if not movements:
         return []
     connection = session.connection()
-    ids = [
+    ids = sorted(
         int(row[0])
         for row in connection.execute(
             _INSERT_TRANSACTION, [{"kind": kind, "created_at": now} for _ in movements]
         )
-    ]
+    )
     rows = [
         {"transaction_id": transaction_id, "account_id": account, "amount_cents": amount}
         for transaction_id, entries in zip(ids, movements, strict=True)

@@ -72,7 +72,9 @@ _UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
     UnitRow.block_id == bindparam("block"),
     UnitRow.serial.between(bindparam("first"), bindparam("last")),
 )
-_INSERT_PLAY = insert(PlayRow).returning(PlayRow.id, sort_by_parameter_order=True)
+# Each play comes back with its unit, which names it: in one INSERT, whatever the order of the
+# rows returned (SQLite keeps the rows' order only with one INSERT per row).
+_INSERT_PLAY = insert(PlayRow).returning(PlayRow.id, PlayRow.block_id, PlayRow.serial)
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,16 +268,17 @@ def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]
         now=now,
         settled=frozenset(s.account_id for s in sales),
     )
-    play_ids = [
-        int(row[0])
-        for row in session.connection().execute(
+    play_of = {
+        (int(block_id), int(serial)): int(play_id)
+        for play_id, block_id, serial in session.connection().execute(
             _INSERT_PLAY,
             [
                 {"player_id": s.order.player_id, "transaction_id": t, **s.columns(now)}
                 for s, t in zip(sales, transaction_ids, strict=True)
             ],
         )
-    ]
+    }
+    play_ids = [play_of[(s.block_id, s.serial)] for s in sales]
     idempotency.settle_many(
         session, results=[(s.key_id, p) for s, p in zip(sales, play_ids, strict=True)]
     )

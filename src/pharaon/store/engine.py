@@ -55,6 +55,9 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
             pool_size=pool_size,
             max_overflow=pool_size,
         )
+        # Rows inserted together go in one INSERT, not one step each: the driver gives up the
+        # GIL at each step and the writer, holding the lock, waits to get it back.
+        engine.dialect.use_insertmanyvalues_wo_returning = True
         _sqlite_setup(engine, _WriterLock(Path(database + "-writer")))
         _watch_writes(engine)
         return engine
