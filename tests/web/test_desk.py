@@ -5,8 +5,11 @@ outcome, a failed batch is sold again order by order, a buyer gone before the sa
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -17,6 +20,7 @@ import psycopg
 import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.pool import QueuePool
 
 from pharaon.game.modes import Mode
 from pharaon.service import sale_steps, sales, sell_function, sessions, wallet
@@ -153,6 +157,39 @@ def test_orders_waiting_together_are_sold_in_one_batch(
         rest[3].result(WAIT)
     assert gate.sizes == [1, 4]
     assert _plays(factory) == 4
+    _audit_ok(factory)
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_orders_that_arrive_while_the_desk_waits_for_the_writer_lock_join_its_batch(
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
+    sales_desk: desk.SalesDesk,
+    buyers: list[Buyer],
+    factory: sessionmaker[Session],
+) -> None:
+    """The batch's transaction begins before the batch is taken: while its BEGIN waits for
+    the writer lock (here another process holds it), the orders that arrive are sold in that
+    batch instead of waiting for the next."""
+    gate = Gate()
+    gate.opened.set()
+    monkeypatch.setattr(sales, "sell_many", gate)
+    other = os.open(f"{engine.url.database}-writer", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        first = sales_desk.submit(buyers[0].purchase())
+        deadline = time.monotonic() + WAIT
+        pool = engine.pool
+        assert isinstance(pool, QueuePool)
+        while pool.checkedout() == 0:  # the desk's transaction is beginning
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        rest = [sales_desk.submit(b.purchase()) for b in buyers[1:4]]
+        fcntl.flock(other, fcntl.LOCK_UN)
+        assert sorted(_serial(f, WAIT) for f in [first, *rest]) == [1, 2, 3, 4]
+    finally:
+        os.close(other)
+    assert gate.sizes == [4]
     _audit_ok(factory)
 
 

@@ -6,8 +6,9 @@ grows to what arrived meanwhile, and a lone request is served at once.
 
 - The sales desk sells the orders waiting together with
   :func:`pharaon.service.sales.sell_many` in one transaction (group commit): one commit, so one
-  disk flush, and one lock of the hot rows for the batch. A buyer is answered only after the
-  commit that made its purchase durable.
+  disk flush, and one lock of the hot rows for the batch. It begins the transaction before it
+  takes the batch, so what arrives while SQLite's writer lock is awaited joins the batch. A
+  buyer is answered only after the commit that made its purchase durable.
 - The session desk looks up the tokens of every route's requests with
   :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
 - The reveal desk uncovers the grids asked for together with
@@ -25,8 +26,9 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any, Generic, TypeVar, cast
@@ -133,24 +135,31 @@ class Desk(Generic[Request, Answer]):
         if thread is not None:
             thread.join()
 
+    def _turn(self) -> AbstractContextManager[None]:
+        """Entered once a request waits, before the batch is taken, and left once it is served:
+        a desk that waits its turn for something waits here, so what arrives meanwhile joins
+        this batch instead of the next."""
+        return nullcontext()
+
     def _serve(self) -> None:
         while True:
             first = self._queue.get()
             if first is None:
                 return
-            batch = [first]
-            while len(batch) < self._max_batch:
-                try:
-                    more = self._queue.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    self._queue.put(None)  # stop after this batch
-                    break
-                batch.append(more)
-            batch = [w for w in batch if w.take()]
-            if batch:
-                self._answer(batch)
+            with self._turn():
+                batch = [first]
+                while len(batch) < self._max_batch:
+                    try:
+                        more = self._queue.get_nowait()
+                    except queue.Empty:
+                        break
+                    if more is None:
+                        self._queue.put(None)  # stop after this batch
+                        break
+                    batch.append(more)
+                batch = [w for w in batch if w.take()]
+                if batch:
+                    self._answer(batch)
 
     def _answer(self, batch: list[_Waiting[Request, Answer]]) -> None:
         try:
@@ -203,6 +212,7 @@ class SalesDesk(Desk[sales.Order, sales.SoldPlay | PlayView]):
         super().__init__("sales desk", max_batch=max_batch)
         self._sessions = sessions
         self._on_sale = on_sale  # told (stake_cents, mode) of each unit sold, after the commit
+        self._begun: Session | None = None  # the next batch's transaction, begun by _turn
 
     async def buy(self, order: sales.Order) -> PlayView:
         """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
@@ -210,11 +220,32 @@ class SalesDesk(Desk[sales.Order, sales.SoldPlay | PlayView]):
         outcome = await self.ask(order)
         return outcome.view() if isinstance(outcome, sales.SoldPlay) else outcome
 
+    @contextmanager
+    def _turn(self) -> Iterator[None]:
+        # The transaction begins before the batch is taken: on SQLite, BEGIN waits for the
+        # writer lock, and the orders that arrive meanwhile are sold in this batch.
+        opened = self._sessions()
+        session: Session | None = opened
+        try:
+            opened.connection()
+        except Exception:  # the batch begins its own, meets the error and answers with it
+            opened.close()
+            session = None
+        self._begun = session
+        try:
+            yield
+        finally:
+            self._begun = None
+            if session is not None:
+                session.close()  # rolls back what was not committed: the lock is given back
+
     def _serve_batch(
         self, requests: list[sales.Order]
     ) -> Sequence[sales.SoldPlay | PlayView | Exception]:
-        with self._sessions.begin() as session:  # committed before anyone is answered
+        session, self._begun = self._begun or self._sessions(), None
+        with session:  # closed on a failure, rolled back: the requests are then sold one by one
             outcomes = sales.sell_many(session=session, orders=requests, now=utcnow())
+            session.commit()  # before anyone is answered
         if self._on_sale is not None:
             try:
                 for order, outcome in zip(requests, outcomes, strict=True):
