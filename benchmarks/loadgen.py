@@ -252,12 +252,19 @@ def _percentile_ms(ordered: list[float], q: float) -> float:
 async def run(
     host: str, port: int, tokens: list[str], seconds: float, *, page: str | None = None
 ) -> LoadResult:
-    """One buyer per token; each connects and buys once (warm-up), then all buy for ``seconds``."""
+    """One buyer per token; each connects and buys once (warm-up), then all buy for ``seconds``.
+
+    The buyers connect one after another, as players arrive. All in the same instant, the
+    server's first worker to wake accepted most of them (uvicorn's workers share one socket, and
+    each accepts all that wait): splits from 16/16 to 0/32, and a worker left with one or two
+    buyers sold them in batches of one, each a turn of the SQLite writer lock
+    (docs/performance.md, stop 21)."""
     tally = _Tally()
     key_prefix = secrets.token_hex(8)
     buyers = [_Buyer(host, port, token, key_prefix, page=page) for token in tokens]
     try:
-        await asyncio.gather(*(buyer.buy(tally) for buyer in buyers))
+        for buyer in buyers:
+            await buyer.buy(tally)
         tasks = [asyncio.create_task(buyer.run(tally)) for buyer in buyers]
         tally.measuring = True
         start, cpu = time.perf_counter(), _cpu_s()
