@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import fcntl
+import os
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from datetime import date
 
+from sqlalchemy import Engine
 from sqlalchemy.orm import Session
+from sqlalchemy.pool import QueuePool
 
 from pharaon.service import accounts, wallet
 from pharaon.service.clock import utcnow
@@ -31,3 +37,25 @@ def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int
             )
         session.commit()
     return player_id
+
+
+@contextmanager
+def another_writer(engine: Engine, wait: float = 60.0) -> Iterator[Callable[[], None]]:
+    """Hold the writer lock of ``engine``'s SQLite database as another process does, until the
+    block is left; yields ``beginning()``, which returns once a transaction of ``engine`` is
+    beginning (its connection taken from the pool, its BEGIN waiting for the lock)."""
+    pool = engine.pool
+    assert isinstance(pool, QueuePool)
+
+    def beginning() -> None:
+        deadline = time.monotonic() + wait
+        while pool.checkedout() == 0:
+            assert time.monotonic() < deadline, "no transaction began"
+            time.sleep(0.01)
+
+    other = os.open(f"{engine.url.database}-writer", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(other, fcntl.LOCK_EX)
+        yield beginning
+    finally:
+        os.close(other)  # and the lock with it

@@ -17,7 +17,7 @@ from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
 from pharaon.store.engine import make_sessionmaker
 from pharaon.web import desk
 from tests.conftest import BlockLoader
-from tests.service.helpers import funded_player
+from tests.service.helpers import another_writer, funded_player
 
 WAIT = 60.0  # seconds: generous, the machine is shared
 
@@ -103,3 +103,31 @@ def test_the_reveal_desk_uncovers_what_waits_together_in_one_batch(
     finally:
         uncover.close()
     assert sizes == [1, 3]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_reveals_that_arrive_while_the_desk_waits_for_the_writer_lock_join_its_batch(
+    monkeypatch: pytest.MonkeyPatch, engine: Engine, factory: sessionmaker[Session]
+) -> None:
+    players = [_jouer_play(factory, f"p{n}") for n in range(4)]
+    sizes: list[int] = []
+    real = plays.reveal_many
+
+    def counted(
+        *, session: Session, reveals: Sequence[plays.Reveal]
+    ) -> list[plays.PlayView | ServiceError]:
+        sizes.append(len(reveals))
+        return real(session=session, reveals=reveals)
+
+    monkeypatch.setattr(plays, "reveal_many", counted)
+    uncover = desk.RevealDesk(factory)
+    try:
+        with another_writer(engine) as beginning:
+            first = uncover.submit(plays.Reveal(*players[0], 1))
+            beginning()
+            rest = [uncover.submit(plays.Reveal(p, play, 1)) for p, play in players[1:]]
+        for answer in [first, *rest]:
+            assert answer.result(WAIT).grids[0] is not None
+    finally:
+        uncover.close()
+    assert sizes == [4]

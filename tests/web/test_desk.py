@@ -5,11 +5,8 @@ outcome, a failed batch is sold again order by order, a buyer gone before the sa
 from __future__ import annotations
 
 import asyncio
-import fcntl
-import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future
 from dataclasses import dataclass
@@ -20,7 +17,6 @@ import psycopg
 import pytest
 from sqlalchemy import Engine, func, select
 from sqlalchemy.orm import Session, sessionmaker
-from sqlalchemy.pool import QueuePool
 
 from pharaon.game.modes import Mode
 from pharaon.service import sale_steps, sales, sell_function, sessions, wallet
@@ -32,7 +28,7 @@ from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import PlayRow
 from pharaon.web import desk
 from tests.conftest import BlockLoader
-from tests.service.helpers import funded_player
+from tests.service.helpers import another_writer, funded_player
 
 WAIT = 60.0  # seconds: generous, the machine is shared
 IDLE = timedelta(minutes=30)
@@ -174,21 +170,11 @@ def test_orders_that_arrive_while_the_desk_waits_for_the_writer_lock_join_its_ba
     gate = Gate()
     gate.opened.set()
     monkeypatch.setattr(sales, "sell_many", gate)
-    other = os.open(f"{engine.url.database}-writer", os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(other, fcntl.LOCK_EX)
+    with another_writer(engine) as beginning:
         first = sales_desk.submit(buyers[0].purchase())
-        deadline = time.monotonic() + WAIT
-        pool = engine.pool
-        assert isinstance(pool, QueuePool)
-        while pool.checkedout() == 0:  # the desk's transaction is beginning
-            assert time.monotonic() < deadline
-            time.sleep(0.01)
+        beginning()
         rest = [sales_desk.submit(b.purchase()) for b in buyers[1:4]]
-        fcntl.flock(other, fcntl.LOCK_UN)
-        assert sorted(_serial(f, WAIT) for f in [first, *rest]) == [1, 2, 3, 4]
-    finally:
-        os.close(other)
+    assert sorted(_serial(f, WAIT) for f in [first, *rest]) == [1, 2, 3, 4]
     assert gate.sizes == [4]
     _audit_ok(factory)
 

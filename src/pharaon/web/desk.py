@@ -6,13 +6,14 @@ grows to what arrived meanwhile, and a lone request is served at once.
 
 - The sales desk sells the orders waiting together with
   :func:`pharaon.service.sales.sell_many` in one transaction (group commit): one commit, so one
-  disk flush, and one lock of the hot rows for the batch. It begins the transaction before it
-  takes the batch, so what arrives while SQLite's writer lock is awaited joins the batch. A
-  buyer is answered only after the commit that made its purchase durable.
-- The session desk looks up the tokens of every route's requests with
-  :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
+  disk flush, and one lock of the hot rows for the batch. A buyer is answered only after the
+  commit that made its purchase durable.
 - The reveal desk uncovers the grids asked for together with
   :func:`pharaon.service.plays.reveal_many`, in one transaction: one commit for the batch.
+- Both begin the transaction before they take the batch (:class:`WritingDesk`): what arrives
+  while SQLite's writer lock is awaited joins the batch.
+- The session desk looks up the tokens of every route's requests with
+  :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
 - The read desk runs the reads of one statement that routes give it (a player's standing, a
   play, the history), one after the other on one connection, off the event loop: a thread
   wakes once per batch, not once per request.
@@ -199,31 +200,24 @@ class Desk(Generic[Request, Answer]):
                 _log.warning("%d answers of the %s had no loop to go to", len(answers), self._name)
 
 
-class SalesDesk(Desk[sales.Order, sales.SoldPlay | PlayView]):
-    """Sells orders in batches, each batch in one transaction of ``sessions`` (group commit)."""
+class WritingDesk(Desk[Request, Answer]):
+    """Serves each batch in one transaction of ``sessions``, committed before anyone is
+    answered. The transaction begins before the batch is taken: on SQLite, BEGIN waits for the
+    writer lock, and the requests that arrive meanwhile are served in this batch instead of
+    the next. Subclasses say what a batch writes (:meth:`_write`)."""
 
     def __init__(
-        self,
-        sessions: sessionmaker[Session],
-        *,
-        max_batch: int = MAX_BATCH,
-        on_sale: Callable[[int, Mode], None] | None = None,
+        self, name: str, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH
     ) -> None:
-        super().__init__("sales desk", max_batch=max_batch)
+        super().__init__(name, max_batch=max_batch)
         self._sessions = sessions
-        self._on_sale = on_sale  # told (stake_cents, mode) of each unit sold, after the commit
         self._begun: Session | None = None  # the next batch's transaction, begun by _turn
 
-    async def buy(self, order: sales.Order) -> PlayView:
-        """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
-        that refused it."""
-        outcome = await self.ask(order)
-        return outcome.view() if isinstance(outcome, sales.SoldPlay) else outcome
+    def _write(self, session: Session, requests: list[Request]) -> Sequence[Answer | Exception]:
+        raise NotImplementedError
 
     @contextmanager
     def _turn(self) -> Iterator[None]:
-        # The transaction begins before the batch is taken: on SQLite, BEGIN waits for the
-        # writer lock, and the orders that arrive meanwhile are sold in this batch.
         opened = self._sessions()
         session: Session | None = opened
         try:
@@ -239,13 +233,42 @@ class SalesDesk(Desk[sales.Order, sales.SoldPlay | PlayView]):
             if session is not None:
                 session.close()  # rolls back what was not committed: the lock is given back
 
+    def _serve_batch(self, requests: list[Request]) -> Sequence[Answer | Exception]:
+        session, self._begun = self._begun or self._sessions(), None
+        with session:  # closed on a failure, rolled back: the requests are then served one by one
+            outcomes = self._write(session, requests)
+            session.commit()  # before anyone is answered
+        return outcomes
+
+
+class SalesDesk(WritingDesk[sales.Order, sales.SoldPlay | PlayView]):
+    """Sells orders in batches, each batch in one transaction of ``sessions`` (group commit)."""
+
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        *,
+        max_batch: int = MAX_BATCH,
+        on_sale: Callable[[int, Mode], None] | None = None,
+    ) -> None:
+        super().__init__("sales desk", sessions, max_batch=max_batch)
+        self._on_sale = on_sale  # told (stake_cents, mode) of each unit sold, after the commit
+
+    async def buy(self, order: sales.Order) -> PlayView:
+        """Sell ``order``; its play (viewed here, in the buyer's thread), or the ServiceError
+        that refused it."""
+        outcome = await self.ask(order)
+        return outcome.view() if isinstance(outcome, sales.SoldPlay) else outcome
+
+    def _write(
+        self, session: Session, requests: list[sales.Order]
+    ) -> Sequence[sales.SoldPlay | PlayView | Exception]:
+        return sales.sell_many(session=session, orders=requests, now=utcnow())
+
     def _serve_batch(
         self, requests: list[sales.Order]
     ) -> Sequence[sales.SoldPlay | PlayView | Exception]:
-        session, self._begun = self._begun or self._sessions(), None
-        with session:  # closed on a failure, rolled back: the requests are then sold one by one
-            outcomes = sales.sell_many(session=session, orders=requests, now=utcnow())
-            session.commit()  # before anyone is answered
+        outcomes = super()._serve_batch(requests)
         if self._on_sale is not None:
             try:
                 for order, outcome in zip(requests, outcomes, strict=True):
@@ -256,16 +279,16 @@ class SalesDesk(Desk[sales.Order, sales.SoldPlay | PlayView]):
         return outcomes
 
 
-class RevealDesk(Desk[plays.Reveal, PlayView]):
+class RevealDesk(WritingDesk[plays.Reveal, PlayView]):
     """Uncovers grids in batches, each batch in one transaction of ``sessions``."""
 
     def __init__(self, sessions: sessionmaker[Session], *, max_batch: int = MAX_BATCH) -> None:
-        super().__init__("reveal desk", max_batch=max_batch)
-        self._sessions = sessions
+        super().__init__("reveal desk", sessions, max_batch=max_batch)
 
-    def _serve_batch(self, requests: list[plays.Reveal]) -> Sequence[PlayView | Exception]:
-        with self._sessions.begin() as session:
-            return plays.reveal_many(session=session, reveals=requests)
+    def _write(
+        self, session: Session, requests: list[plays.Reveal]
+    ) -> Sequence[PlayView | Exception]:
+        return plays.reveal_many(session=session, reveals=requests)
 
 
 class SessionDesk(Desk[str, sessions.Found]):
