@@ -179,6 +179,31 @@ def test_orders_that_arrive_while_the_desk_waits_for_the_writer_lock_join_its_ba
     _audit_ok(factory)
 
 
+def test_the_desk_goes_on_when_closing_a_batch_s_session_fails(
+    engine: Engine, buyers: list[Buyer], factory: sessionmaker[Session]
+) -> None:
+    """The desk's thread is the only one that sells: an error while it gives its session back
+    (a connection lost in the rollback) is logged, and the next orders are sold."""
+    failures = [RuntimeError("the connection went away")]
+
+    class FailingClose(Session):
+        def close(self) -> None:
+            super().close()
+            if failures:
+                raise failures.pop()
+
+    counter = desk.SalesDesk(
+        sessionmaker(sales.sale_sessions(engine).kw["bind"], class_=FailingClose)
+    )
+    try:
+        assert _serial(counter.submit(buyers[0].purchase()), WAIT) == 1
+        assert _serial(counter.submit(buyers[1].purchase()), WAIT) == 2
+    finally:
+        counter.close()
+    assert not failures
+    _audit_ok(factory)
+
+
 def test_a_failed_batch_is_sold_order_by_order(
     monkeypatch: pytest.MonkeyPatch,
     sales_desk: desk.SalesDesk,

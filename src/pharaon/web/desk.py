@@ -218,26 +218,35 @@ class WritingDesk(Desk[Request, Answer]):
 
     @contextmanager
     def _turn(self) -> Iterator[None]:
-        opened = self._sessions()
-        session: Session | None = opened
+        session = self._sessions()
         try:
-            opened.connection()
-        except Exception:  # the batch begins its own, meets the error and answers with it
-            opened.close()
-            session = None
-        self._begun = session
+            session.connection()
+            self._begun = session
+        except Exception as exc:  # the batch begins its own, meets the error and answers it
+            _log.warning("the %s could not begin a transaction: %s", self._name, exc)
         try:
             yield
         finally:
             self._begun = None
-            if session is not None:
+            try:
                 session.close()  # rolls back what was not committed: the lock is given back
+            except Exception:  # the desk goes on: its thread is the only one that serves
+                _log.exception("the %s could not close its session", self._name)
 
     def _serve_batch(self, requests: list[Request]) -> Sequence[Answer | Exception]:
-        session, self._begun = self._begun or self._sessions(), None
-        with session:  # closed on a failure, rolled back: the requests are then served one by one
-            outcomes = self._write(session, requests)
-            session.commit()  # before anyone is answered
+        begun, self._begun = self._begun, None
+        if begun is None:  # served one by one after a failure, or no transaction could begin
+            with self._sessions() as session:
+                return self._commit(session, requests)
+        try:
+            return self._commit(begun, requests)  # _turn closes it once the batch is answered
+        except BaseException:
+            begun.close()  # rolled back, the lock given back: the requests are tried one by one
+            raise
+
+    def _commit(self, session: Session, requests: list[Request]) -> Sequence[Answer | Exception]:
+        outcomes = self._write(session, requests)
+        session.commit()  # before anyone is answered
         return outcomes
 
 
