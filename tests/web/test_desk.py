@@ -192,9 +192,7 @@ def test_the_desk_goes_on_when_closing_a_batch_s_session_fails(
             if failures:
                 raise failures.pop()
 
-    counter = desk.SalesDesk(
-        sessionmaker(sales.sale_sessions(engine).kw["bind"], class_=FailingClose)
-    )
+    counter = desk.SalesDesk(sessionmaker(engine, class_=FailingClose))
     try:
         assert _serial(counter.submit(buyers[0].purchase()), WAIT) == 1
         assert _serial(counter.submit(buyers[1].purchase()), WAIT) == 2
