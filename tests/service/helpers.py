@@ -15,6 +15,7 @@ from sqlalchemy.pool import QueuePool
 
 from pharaon.service import accounts, wallet
 from pharaon.service.clock import utcnow
+from pharaon.store.engine import writer_lock_path
 
 
 def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int) -> int:
@@ -53,7 +54,7 @@ def another_writer(engine: Engine, wait: float = 60.0) -> Iterator[Callable[[], 
             assert time.monotonic() < deadline, "no transaction began"
             time.sleep(0.01)
 
-    other = os.open(f"{engine.url.database}-writer", os.O_RDWR | os.O_CREAT, 0o600)
+    other = os.open(writer_lock_path(engine.url.database or ""), os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(other, fcntl.LOCK_EX)
         yield beginning

@@ -25,9 +25,11 @@ from pharaon.store.engine import (
     make_reader,
     make_sessionmaker,
     normalise_url,
+    writer_lock_path,
 )
 from pharaon.store.migrate import downgrade, is_current, upgrade
 from pharaon.store.tables import OPERATOR_ACCOUNTS, Account, Base, LedgerTransaction
+from tests.service.helpers import another_writer
 
 
 def test_upgrade_creates_every_table_once(engine: Engine) -> None:
@@ -125,28 +127,25 @@ def test_sqlite_writers_of_other_processes_queue_on_a_lock_file(tmp_path: Path) 
             session.commit()
         done.set()
 
-    other = os.open(f"{database}-writer", os.O_RDWR)  # another open file: another holder
     try:
-        fcntl.flock(other, fcntl.LOCK_EX)
-        writer = threading.Thread(target=write)
-        writer.start()
-        assert not done.wait(0.2)
-        assert writer.ident is not None
-        clock = time.pthread_getcpuclockid(writer.ident)
-        cpu = time.clock_gettime(clock)
-        assert not done.wait(1.0)
-        # Trying again every 0.1 ms used 150 ms of CPU a second of waiting here; asleep, none.
-        assert time.clock_gettime(clock) - cpu < 0.01
-        fcntl.flock(other, fcntl.LOCK_UN)
+        with another_writer(engine):
+            writer = threading.Thread(target=write)
+            writer.start()
+            assert not done.wait(0.2)
+            assert writer.ident is not None
+            clock = time.pthread_getcpuclockid(writer.ident)
+            cpu = time.clock_gettime(clock)
+            assert not done.wait(1.0)
+            # Trying again every 0.1 ms used 150 ms of CPU a second of waiting here; asleep, none.
+            assert time.clock_gettime(clock) - cpu < 0.01
         assert done.wait(30)
         writer.join()
     finally:
-        os.close(other)
         engine.dispose()
 
 
 def _writer_lock_is_free(database: Path) -> bool:
-    other = os.open(f"{database}-writer", os.O_RDWR)  # another open file: another holder
+    other = os.open(writer_lock_path(database), os.O_RDWR)  # another open file: another holder
     try:
         fcntl.flock(other, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -58,7 +58,7 @@ def make_engine(url: str, *, pool_size: int = 10) -> Engine:
         # Rows inserted together go in one INSERT, not one step each: the driver gives up the
         # GIL at each step and the writer, holding the lock, waits to get it back.
         engine.dialect.use_insertmanyvalues_wo_returning = True
-        _sqlite_setup(engine, _WriterLock(Path(database + "-writer")))
+        _sqlite_setup(engine, _WriterLock(writer_lock_path(database)))
         _watch_writes(engine)
         return engine
     timeout = (
@@ -105,6 +105,11 @@ def has_uncommitted_writes(session: Session) -> bool:
     if session.new or session.dirty or session.deleted:
         return True
     return session.in_transaction() and bool(session.connection().info.get(_WROTE))
+
+
+def writer_lock_path(database: str | Path) -> Path:
+    """The file beside SQLite database ``database`` whose ``flock`` its writers queue on."""
+    return Path(f"{database}-writer")
 
 
 class _WriterLock:
