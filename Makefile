@@ -12,6 +12,8 @@ $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	@# An editable install leaves no bytecode; where PYTHONDONTWRITEBYTECODE is set, every process compiled the sources.
+	$(BIN)/python -m compileall -q src
 	$(BIN)/python -m pharaon.pool.precompile
 	touch $(STAMP)
 

@@ -13,6 +13,6 @@ def main() -> None:
     try:
         app()
     finally:
-        # The collection CPython runs at exit walks every object numba made (~0.12 s of a
-        # block command); frozen, they are left to the OS, which frees them at once.
+        # Frozen, the objects numba made are left to the OS at exit, which frees them at once,
+        # instead of being walked by CPython's last collection.
         gc.freeze()

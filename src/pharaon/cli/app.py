@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Final, NoReturn
 
 import click
@@ -44,8 +47,23 @@ class Commands(Group):
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands and cmd_name in COMMANDS:
-            importlib.import_module(f"pharaon.cli.{COMMANDS[cmd_name]}")
+            with uncollected():
+                importlib.import_module(f"pharaon.cli.{COMMANDS[cmd_name]}")
         return super().get_command(ctx, cmd_name)
+
+
+@contextmanager
+def uncollected() -> Iterator[None]:
+    """Import without garbage collections, then freeze what was imported: modules, classes
+    and numba's types live as long as the process, so scanning them is wasted work."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 app = Commands(
