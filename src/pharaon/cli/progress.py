@@ -1,5 +1,5 @@
 """How a long command shows its progress on stderr: rich's bars on a terminal; otherwise one
-line per finished stage (a log or a pipe has no use for bars, and rich takes ~45 ms to load)."""
+line per finished stage (a log or a pipe has no use for bars, nor for rich's time to load)."""
 
 from __future__ import annotations
 

@@ -7,11 +7,10 @@ nodes as leaves); ``hashlib`` would spend most of its time in Python calls. Two 
   emitted as LLVM intrinsics, for CPUs that have them (AMD since Zen, Intel since Ice Lake);
 - ``_compress_portable``: FIPS 180-4 in plain integer arithmetic, for any CPU.
 
-The SHA instructions have only a legacy SSE encoding: on Intel CPUs they ran ~100x slower
-after AVX code had left the upper halves of the vector registers dirty (10 s instead of 0.08 s
-for a block's leaves), so ``_compress_ni`` starts with ``vzeroupper`` where the CPU has AVX.
-:func:`fastest` still times both once per process and the faster one is used
-(``docs/performance.md`` has the figures).
+The SHA instructions have only a legacy SSE encoding: Intel CPUs run them with a penalty after
+AVX code has left the upper halves of the vector registers dirty, so ``_compress_ni`` starts
+with ``vzeroupper`` where the CPU has AVX. :func:`fastest` still times both once per process
+and the faster one is used (``docs/performance.md`` has the figures).
 
 The kernels release the GIL and work on a range of rows, so the caller splits the rows between
 threads. ``hashlib`` checks both compressions in the tests.
@@ -97,7 +96,7 @@ def _sha_rounds(typingctx: Any, state: Any, data: Any, offset: Any) -> Any:
         msg2 = _function(module, ir.FunctionType(_V4, [_V4, _V4]), "llvm.x86.sha256msg2")
         if _compiles_for("avx"):
             # The SHA instructions exist only in legacy SSE encoding; after AVX code has left
-            # the upper register halves dirty, Intel CPUs run them ~100x slower.
+            # the upper register halves dirty, Intel CPUs run them with a penalty.
             builder.call(_function(module, _VOID, "llvm.x86.avx.vzeroupper"), [])
         state_ptr = context.make_array(sig.args[0])(context, builder, args[0]).data
         data_ptr = context.make_array(sig.args[1])(context, builder, args[1]).data
@@ -318,9 +317,9 @@ def trial_seconds(kernels: Kernels, rows: int = _TRIAL_ROWS) -> float:
 
 @functools.cache
 def fastest() -> tuple[str, Kernels]:
-    """The name and kernels that hash fastest on this machine, timed once per process (a few
-    milliseconds): the SHA extensions are 7x faster than the portable code on some CPUs and
-    16x slower on others."""
+    """The name and kernels that hash fastest on this machine, timed once per process: the SHA
+    extensions are faster than the portable code on some CPUs and slower on others
+    (docs/performance.md)."""
     timed = {name: trial_seconds(kernels) for name, kernels in available().items()}
     name = min(timed, key=timed.__getitem__)
     return name, available()[name]

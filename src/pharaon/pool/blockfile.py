@@ -298,8 +298,8 @@ def write_block(block: Block, path: Path | str) -> None:
         ],
         schema=schema,
     )
-    # No compression: six symbols in a byte leave little to gain (zstd took the file from 75 to
-    # 29 MB for 0.3 s of a block's budget); the few distinct lots are dictionary-encoded.
+    # No compression: what zstd saves is not worth its time in a block's budget
+    # (docs/performance.md); the few distinct lots are dictionary-encoded.
     pq.write_table(
         table,
         str(path),

@@ -145,7 +145,8 @@ def _field(table: dict[str, Any], key: str, kind: type, where: str, default: Any
 
 def parse_design(data: dict[str, Any], *, feasibility: bool = True) -> Design:
     """Build and check a :class:`Design` from a parsed TOML document (``feasibility``: also
-    lay out a few units of each composition, about 0.2 s)."""
+    lay out a few units of each composition: too slow for every start, so the packaged design
+    leaves it to the tests)."""
     head = _field(data, "design", dict, "design file")
     name = _field(head, "name", str, "[design]")
     block_size = _field(head, "block_size", int, "[design]")

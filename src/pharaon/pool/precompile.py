@@ -1,10 +1,10 @@
 """Compile the block factory's kernels into numba's on-disk cache, once, when the package is
 installed (`make` runs ``python -m pharaon.pool.precompile``).
 
-Without it a new user's first `pharaon generate` compiles every kernel (about 10 s) before it
-starts; after it, every process finds them in the cache and starts in about a second. A small
-test block goes through the same calls as a real one (the kernels' types do not depend on the
-block's size): generated, written, read back and verified, with every SHA-256 path the CPU has.
+Without it a new user's first `pharaon generate` compiles every kernel before it starts; after
+it, every process finds them in the cache (docs/performance.md). A small test block goes through
+the same calls as a real one (the kernels' types do not depend on the block's size): generated,
+written, read back and verified, with every SHA-256 path the CPU has.
 """
 
 from __future__ import annotations

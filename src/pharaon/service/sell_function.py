@@ -2,8 +2,8 @@
 database, in one call of the function ``pharaon_sell`` (migrations 0002, 0004, 0006), so the
 hot rows are held for the time of that call rather than over a dozen round trips. It takes the
 same locks in the same order and writes the same rows (tests/service/test_sell_function.py);
-it is PostgreSQL's only path (docs/performance.md: the steps from Python cost 27-90 % more
-server CPU per purchase there)."""
+it is PostgreSQL's only path, the steps from Python costing more server CPU per purchase there
+(docs/performance.md)."""
 
 from __future__ import annotations
 

@@ -114,12 +114,12 @@ def writer_lock_path(database: str | Path) -> Path:
 
 class _WriterLock:
     """SQLite has one writer at a time. Writers queue on this lock instead of polling the
-    database's own lock, whose busy handler sleeps up to 100 ms between tries (a purchase
-    takes less than a millisecond): threads of this process on a ``threading.Lock``, server
-    processes sharing the file on an ``flock`` of ``path`` beside it, waited for in the kernel,
-    which hands it over as soon as it is released (and releases it if its holder dies). A
-    thread that waits for another of its process past the busy timeout goes on to SQLite's own
-    lock, which still keeps writers apart."""
+    database's own lock, whose busy handler sleeps up to 100 ms between tries, far longer than
+    a purchase holds it (docs/performance.md): threads of this process on a
+    ``threading.Lock``, server processes sharing the file on an ``flock`` of ``path`` beside it,
+    waited for in the kernel, which hands it over as soon as it is released (and releases it if
+    its holder dies). A thread that waits for another of its process past the busy timeout goes
+    on to SQLite's own lock, which still keeps writers apart."""
 
     def __init__(self, path: Path) -> None:
         self._path = path

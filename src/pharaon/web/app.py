@@ -82,8 +82,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         # The routes that are not async run in threads, each holding a pooled connection. More
         # threads than connections (anyio's default is 40) would open and close connections
-        # beyond the pool at each request, a new PostgreSQL backend each time: about a third
-        # of PostgreSQL's CPU when reads and purchases come together (benchmarks, --page).
+        # beyond the pool at each request, a new PostgreSQL backend each time
+        # (docs/performance.md).
         to_thread.current_default_thread_limiter().total_tokens = settings.pool_size
         stop = asyncio.Event()
         daily = asyncio.create_task(_daily_checkpoints(app.state.sessionmaker, stop))
@@ -106,7 +106,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         openapi_url="/api/v1/openapi.json",
         redoc_url=None,
         # Nothing here exports OpenTelemetry data: FastAPI need not look for its providers at
-        # every request (1-2 % of a worker's time under load).
+        # every request (docs/performance.md).
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings

@@ -4,10 +4,9 @@ Every statement of ``pharaon_sell`` (migration 0002) touches a handful of rows b
 keeps the plans of a function's statements for the life of the connection, re-planned only when
 a table is analysed again; a plan made while a table was small (a new database: the idempotency
 keys, the accounts, the players) may scan the whole table, which then costs more at every batch
-as the table grows until autovacuum next analyses it (measured on a new database: the database's
-CPU per purchase went from 365 to 700 µs over the first 12,000 purchases, and stayed at
-380-460 µs with this). So the function runs with ``enable_seqscan`` off: the planner then takes
-an index wherever one serves (a table without a usable index is still scanned).
+as the table grows until autovacuum next analyses it (docs/performance.md). So the function
+runs with ``enable_seqscan`` off: the planner then takes an index wherever one serves (a table
+without a usable index is still scanned).
 
 Revision ID: 0003
 Revises: 0002
