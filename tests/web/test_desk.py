@@ -24,7 +24,7 @@ from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import InsufficientFundsError
 from pharaon.service.plays import PlayView
-from pharaon.store.engine import make_sessionmaker
+from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.tables import PlayRow
 from pharaon.web import desk
 from tests.conftest import BlockLoader
@@ -88,8 +88,8 @@ def buyers(factory: sessionmaker[Session]) -> list[Buyer]:
 
 
 @pytest.fixture
-def sales_desk(engine: Engine, factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
-    counter = desk.SalesDesk(sales.sale_sessions(engine))
+def sales_desk(factory: sessionmaker[Session]) -> Iterator[desk.SalesDesk]:
+    counter = desk.SalesDesk(factory)
     yield counter
     counter.close()
 
@@ -308,14 +308,9 @@ def test_max_batch_is_checked(engine: Engine, factory: sessionmaker[Session]) ->
         desk.SalesDesk(factory, max_batch=0)
 
 
-def test_on_postgresql_a_batch_is_a_transaction_of_its_own(
-    monkeypatch: pytest.MonkeyPatch,
-    engine: Engine,
-    sales_desk: desk.SalesDesk,
-    buyers: list[Buyer],
-) -> None:
-    """pharaon_sell is one statement: run in autocommit, it needs no BEGIN nor COMMIT round
-    trip. SQLite's steps share the writer's transaction."""
+def _watch_the_sale(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, bool]]:
+    """How each sale's connection stands as the sale begins: ("autocommit", ...) on
+    PostgreSQL, ("in transaction", ...) on SQLite, in the order of the sales."""
     seen: list[tuple[str, bool]] = []
 
     def watched(real: Callable[..., Any]) -> Callable[..., Any]:
@@ -332,6 +327,70 @@ def test_on_postgresql_a_batch_is_a_transaction_of_its_own(
 
     monkeypatch.setattr(sell_function, "sell", watched(sell_function.sell))
     monkeypatch.setattr(sale_steps, "sell", watched(sale_steps.sell))
+    return seen
+
+
+def test_on_postgresql_a_batch_is_a_transaction_of_its_own(
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
+    sales_desk: desk.SalesDesk,
+    buyers: list[Buyer],
+) -> None:
+    """pharaon_sell is one statement: the desk runs it in autocommit (its sessions are plain
+    ones: the desk decides), with no BEGIN nor COMMIT round trip. SQLite's steps share the
+    writer's transaction."""
+    seen = _watch_the_sale(monkeypatch)
     assert _serial(sales_desk.submit(buyers[0].purchase()), WAIT) == 1
     on_postgres = engine.dialect.name == "postgresql"
     assert seen == [("autocommit", True) if on_postgres else ("in transaction", True)]
+
+
+def test_the_orders_of_a_failed_batch_are_sold_alone_as_a_batch_is(
+    monkeypatch: pytest.MonkeyPatch,
+    engine: Engine,
+    sales_desk: desk.SalesDesk,
+    buyers: list[Buyer],
+    factory: sessionmaker[Session],
+) -> None:
+    """The sessions the desk opens to sell a failed batch's orders one by one begin as its
+    batches' do: in autocommit on PostgreSQL, in the writer's transaction on SQLite."""
+    seen = _watch_the_sale(monkeypatch)
+    gate = Gate(fail=lambda size: size > 1)
+    first = _hold_first(monkeypatch, gate, sales_desk, buyers[0])
+    rest = [sales_desk.submit(b.purchase()) for b in buyers[1:3]]
+    gate.opened.set()
+    assert sorted(_serial(f, WAIT) for f in [first, *rest]) == [1, 2, 3]
+    assert gate.sizes == [1, 2, 1, 1]
+    on_postgres = engine.dialect.name == "postgresql"
+    assert seen == [("autocommit", True) if on_postgres else ("in transaction", True)] * 3
+    _audit_ok(factory)
+
+
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_the_desk_s_autocommit_is_given_back_with_its_connection(
+    monkeypatch: pytest.MonkeyPatch, database_url: str, engine: Engine, buyers: list[Buyer]
+) -> None:
+    """The connection a batch was sold on goes back to the pool in transaction mode: the
+    routes and the reveal desk that take it next get their BEGIN and COMMIT."""
+    used: list[object] = []
+    real = sell_function.sell
+
+    def sell(session: Session, *args: Any) -> Any:
+        used.append(session.connection().connection.driver_connection)
+        return real(session, *args)
+
+    monkeypatch.setattr(sell_function, "sell", sell)
+    alone = make_engine(database_url, pool_size=1)  # one connection: the desk's comes back
+    counter = desk.SalesDesk(make_sessionmaker(alone))
+    try:
+        assert _serial(counter.submit(buyers[0].purchase()), WAIT) == 1
+    finally:
+        counter.close()
+    try:
+        with alone.connect() as connection:
+            driver = connection.connection.driver_connection
+            assert used == [driver]
+            assert isinstance(driver, psycopg.Connection)
+            assert not driver.autocommit
+    finally:
+        alone.dispose()

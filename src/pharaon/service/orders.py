@@ -51,8 +51,7 @@ def check(order: Order) -> str:
 
 @dataclass(frozen=True, slots=True)
 class UnitSale:
-    """A unit sold to the order at ``index`` of its batch, in this transaction, before its
-    play is recorded."""
+    """A unit sold to the order at ``index`` of its batch: what its play records."""
 
     index: int
     order: Order
@@ -82,8 +81,9 @@ class UnitSale:
 
 @dataclass(frozen=True, slots=True)
 class SoldPlay:
-    """A play just sold and committed; :meth:`view` builds what the player sees of it (the
-    sales desk leaves that to the buyer's thread, so its own goes on to the next batch)."""
+    """A play just sold (the sales desk hands it over once committed); :meth:`view` builds
+    what the player sees of it (the desk leaves that to the buyer's thread, so its own goes on
+    to the next batch)."""
 
     play_id: int
     created_at: datetime

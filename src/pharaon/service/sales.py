@@ -2,14 +2,19 @@
 record the play and credit the unit's lot, atomically: to the buyer's account for an ``auto``
 play, to the pending account for a ``jouer`` one (moved to the buyer at the fourth grid).
 
-Purchases that arrive together are sold in one database transaction (:func:`sell_many`, fed by
-:mod:`pharaon.web.desk`): one commit, so one disk flush, for all of them (group commit), and
-the rows every purchase touches (the block, the operator accounts, the audit head) are locked
-once per batch instead of once per purchase. SQLite runs the steps statement by statement
-(:mod:`pharaon.service.sale_steps`); PostgreSQL runs them inside the database
-(:mod:`pharaon.service.sell_function`). An order that is refused (short balance, sold out,
-self-excluded, over its loss limit, a conflicting key) has its key given back and its stake
-refunded in the same transaction, and the others go on.
+Purchases that arrive together are sold together (:func:`sell_many`, fed by
+:mod:`pharaon.web.desk`), in the caller's session, which this module neither begins, commits nor
+rolls back. The rows every purchase touches (the block, the operator accounts, the audit head)
+are locked once per batch instead of once per purchase, and a caller that commits the batch at
+once gives it one commit, so one disk flush (group commit). SQLite runs the steps statement by
+statement (:mod:`pharaon.service.sale_steps`), in the session's transaction, which the caller
+commits. PostgreSQL runs them inside the database, in one statement (the call of
+``pharaon_sell``, :mod:`pharaon.service.sell_function`; a second for the players with a second
+order in the batch): part of the session's transaction if it has one; on a connection in
+autocommit (the sales desk's), a transaction of its own, committed when it returns. An order
+that is refused (short balance, sold out, self-excluded, over its loss limit, a conflicting
+key) has its key given back and its stake refunded in the same transaction, and the others go
+on.
 """
 
 from __future__ import annotations
@@ -17,34 +22,30 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session
 
 from pharaon.service import sale_steps, sell_function
 from pharaon.service.errors import ServiceError
 from pharaon.service.orders import Order, Outcome, Sale, SoldPlay, UnitSale, Unsold, check
 from pharaon.service.plays import view_play
-from pharaon.store.engine import make_sessionmaker
 
-__all__ = ["Order", "Outcome", "Sale", "SoldPlay", "buy_many", "sale_sessions", "sell_many"]
-
-
-def sale_sessions(engine: Engine) -> sessionmaker[Session]:
-    """The sessions to sell in over ``engine``. On PostgreSQL a batch is one statement (the
-    call of ``pharaon_sell``), a transaction of its own: they run in autocommit, which spares
-    the BEGIN and COMMIT round trips. On SQLite the steps share the writer's transaction."""
-    if engine.dialect.name == "postgresql":
-        engine = engine.execution_options(isolation_level="AUTOCOMMIT")
-    return make_sessionmaker(engine)
+__all__ = ["Order", "Outcome", "Sale", "SoldPlay", "buy_many", "sell_many"]
 
 
 def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> list[Outcome]:
-    """Sell one unit for each order, in the caller's transaction; each order's play, or the
+    """Sell one unit for each order in ``session``; each order's play, or the
     :class:`ServiceError` that refused it (and changed nothing), in the orders' order.
 
-    A database error (not a refusal) is raised: the caller rolls the batch back. A player's
-    second order in ``orders`` is sold after the first (so a retry with the same key replays the
-    first one's play, as any retry does).
+    Nothing is committed here. On SQLite the sale is in the session's transaction, for the
+    caller to commit. On PostgreSQL each round of the sale is one statement: in the session's
+    transaction if it has one, else (a connection in autocommit) committed as it returns; the
+    plays of retries and the figures of a loss refusal are read after it.
+
+    A player's second order in ``orders`` is sold in a round after the first (so a retry with
+    the same key replays the first one's play, as any retry does). A database error (not a
+    refusal) is raised: the caller rolls back its transaction; in autocommit the rounds that
+    returned before it stay committed, and their orders, sold again with the same keys, replay
+    their plays.
     """
     return [
         o.view() if isinstance(o, SoldPlay) else o

@@ -27,7 +27,8 @@ _SELL = text(
 def sell(
     session: Session, first: list[tuple[int, Order, str]], unsold: Unsold, now: datetime
 ) -> list[tuple[UnitSale, int]]:
-    """:func:`pharaon.service.sale_steps.sell` in one round trip."""
+    """:func:`pharaon.service.sale_steps.sell` in one round trip: one statement, in the
+    session's transaction, or on a connection in autocommit committed as it returns."""
     orders = [order for _, order, _ in first]
     rows = session.connection().execute(
         _SELL,

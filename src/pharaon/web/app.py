@@ -22,7 +22,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon import __version__
-from pharaon.service import checkpoints, sales
+from pharaon.service import checkpoints
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
 from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
@@ -115,7 +115,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     idle = timedelta(minutes=settings.session_idle_minutes)
     app.state.reader = reader = make_reader(engine)
     metrics = observe.Metrics(reader)
-    app.state.desk = SalesDesk(sales.sale_sessions(engine), on_sale=metrics.sold)
+    app.state.desk = SalesDesk(app.state.sessionmaker, on_sale=metrics.sold)
     app.state.reveal_desk = RevealDesk(app.state.sessionmaker)
     app.state.session_desk = SessionDesk(reader, idle=idle)
     app.state.read_desk = ReadDesk(reader)

@@ -11,7 +11,8 @@ grows to what arrived meanwhile, and a lone request is served at once.
 - The reveal desk uncovers the grids asked for together with
   :func:`pharaon.service.plays.reveal_many`, in one transaction: one commit for the batch.
 - Both begin the transaction before they take the batch (:class:`WritingDesk`): what arrives
-  while SQLite's writer lock is awaited joins the batch.
+  while SQLite's writer lock is awaited joins the batch. The sales desk begins it in autocommit
+  on PostgreSQL, where the batch's sale is one statement (:meth:`SalesDesk._begin`).
 - The session desk looks up the tokens of every route's requests with
   :func:`pharaon.service.sessions.lookup_many`, in one read, off the event loop.
 - The read desk runs the reads of one statement that routes give it (a player's standing, a
@@ -216,11 +217,15 @@ class WritingDesk(Desk[Request, Answer]):
     def _write(self, session: Session, requests: list[Request]) -> Sequence[Answer | Exception]:
         raise NotImplementedError
 
+    def _begin(self, session: Session) -> None:
+        """Begin the batch's transaction (on SQLite, BEGIN IMMEDIATE waits for the writer)."""
+        session.connection()
+
     @contextmanager
     def _turn(self) -> Iterator[None]:
         session = self._sessions()
         try:
-            session.connection()
+            self._begin(session)
             self._begun = session
         except Exception as exc:  # the batch begins its own, meets the error and answers it
             _log.warning("the %s could not begin a transaction: %s", self._name, exc)
@@ -237,6 +242,7 @@ class WritingDesk(Desk[Request, Answer]):
         begun, self._begun = self._begun, None
         if begun is None:  # served one by one after a failure, or no transaction could begin
             with self._sessions() as session:
+                self._begin(session)
                 return self._commit(session, requests)
         try:
             return self._commit(begun, requests)  # _turn closes it once the batch is answered
@@ -251,7 +257,8 @@ class WritingDesk(Desk[Request, Answer]):
 
 
 class SalesDesk(WritingDesk[sales.Order, sales.SoldPlay | PlayView]):
-    """Sells orders in batches, each batch in one transaction of ``sessions`` (group commit)."""
+    """Sells orders in batches, each batch in one transaction of ``sessions`` (group commit):
+    on PostgreSQL one statement in autocommit (:meth:`_begin`)."""
 
     def __init__(
         self,
@@ -268,6 +275,17 @@ class SalesDesk(WritingDesk[sales.Order, sales.SoldPlay | PlayView]):
         that refused it."""
         outcome = await self.ask(order)
         return outcome.view() if isinstance(outcome, sales.SoldPlay) else outcome
+
+    def _begin(self, session: Session) -> None:
+        """On PostgreSQL the batch's sale is one statement, the call of ``pharaon_sell``
+        (:mod:`pharaon.service.sell_function`): in autocommit it is a transaction of its own,
+        without the BEGIN and COMMIT round trips, and the reads that may follow it (a replay's
+        play, a loss refusal's figures) see it committed. On SQLite the steps share one
+        transaction, committed by :meth:`WritingDesk._commit`."""
+        if session.get_bind().dialect.name == "postgresql":
+            session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
+        else:
+            session.connection()
 
     def _write(
         self, session: Session, requests: list[sales.Order]

@@ -330,7 +330,7 @@ $fn$
 
 
 def upgrade() -> None:
-    op.create_table(
+    chunks = op.create_table(
         "merkle_chunks",
         sa.Column("block_id", sa.Integer(), nullable=False),
         sa.Column("level", sa.SmallInteger(), nullable=False),
@@ -369,20 +369,60 @@ def upgrade() -> None:
     if op.get_bind().dialect.name == "postgresql":
         op.execute(SELL)
         op.execute(f"ALTER FUNCTION {SIGNATURE} SET enable_seqscan = off")
-    _keep_trees()
+    _keep_trees(chunks)
 
 
-def _keep_trees() -> None:
-    """The Merkle trees of the blocks loaded before this revision, from their stored units."""
-    from sqlalchemy.orm import Session
+# The chunks as this revision stores them (service/trees.py stores them so too, at each load);
+# written out here so that the migration does the same whatever later code does.
+CHUNK_NODES = 256
+_HASH = 32
+_UNITS = sa.table(
+    "units",
+    sa.column("block_id", sa.Integer()),
+    sa.column("serial", sa.Integer()),
+    sa.column("cells", sa.LargeBinary()),
+    sa.column("lot_cents", sa.BigInteger()),
+)
 
-    from pharaon.service import trees
 
-    # In the migration's own transaction: closing the session leaves that to alembic.
-    with Session(bind=op.get_bind()) as session:
-        for (block_id,) in session.execute(sa.text("SELECT id FROM blocks ORDER BY id")).all():
-            trees.store_tree_from_units(session, block_id=int(block_id))
-        session.flush()
+def _keep_trees(chunks: sa.Table) -> None:
+    """The Merkle trees of the blocks loaded before this revision, from their stored units:
+    every level but the root, in slices of :data:`CHUNK_NODES` nodes, one row each."""
+    # Here, not at the top: alembic imports every revision, and only this upgrade needs numba.
+    import numpy as np
+
+    from pharaon.pool import merkle
+    from pharaon.pool.blockfile import ticket_bytes
+
+    connection = op.get_bind()  # the migration's own transaction, which alembic ends
+    for (block_id,) in connection.execute(sa.text("SELECT id FROM blocks ORDER BY id")).all():
+        cells: list[bytes] = []
+        lots: list[int] = []
+        for blob, lot in connection.execute(
+            sa.select(_UNITS.c.cells, _UNITS.c.lot_cents)
+            .where(_UNITS.c.block_id == block_id)
+            .order_by(_UNITS.c.serial)
+        ):
+            cells.append(bytes(blob))
+            lots.append(int(lot))
+        units = np.frombuffer(b"".join(cells), dtype=np.int8).reshape(-1, 64)
+        leaves = merkle.leaf_hashes(ticket_bytes(units), np.array(lots, dtype=np.int64))
+        rows = []
+        # Every level but the root, which is the block's merkle_root.
+        for level, nodes in enumerate(merkle.levels(leaves)[:-1]):
+            blob = np.ascontiguousarray(nodes).tobytes()
+            step = CHUNK_NODES * _HASH
+            for chunk, start in enumerate(range(0, len(blob), step)):
+                rows.append(
+                    {
+                        "block_id": int(block_id),
+                        "level": level,
+                        "chunk": chunk,
+                        "hashes": blob[start : start + step],
+                    }
+                )
+        if rows:
+            connection.execute(chunks.insert(), rows)
 
 
 def downgrade() -> None:
