@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, expect
@@ -113,6 +114,23 @@ def test_information_comes_from_the_api(page: Page, server: Server) -> None:
             expect(row.locator("th")).to_have_text(format_cents(prize["prize_cents"]))
             expect(row.locator("td")).to_have_text(f"{prize['remaining']:,}".replace(",", "\u202f"))
     expect(page.locator("#rules-text")).to_contain_text("Énigme bonus")
+    # The stakes the rules text names are the prices served, in either language.
+    rules_text = page.locator("#rules-text")
+    expect(rules_text).to_contain_text(f"multipliée par la mise ({_said(rules, 'ou')})")
+    page.get_by_role("button", name="English").click()
+    expect(rules_text).to_contain_text(f"times the stake ({_said(rules, 'or')})")
+    # Other prices served, other prices named: the text holds no copy of them.
+    other = {**rules, "prices_cents": [100, 500]}
+    page.route("**/api/v1/rules", lambda route: route.fulfill(json=other))
+    page.reload()
+    tab(page, "Info")
+    expect(rules_text).to_contain_text("times the stake (1 € or 5 €)")
+
+
+def _said(rules: dict[str, Any], word: str) -> str:
+    """The rules' prices as the page says them: "1 €, 2 € ou 3 €"."""
+    euros = [f"{cents // 100} €" for cents in rules["prices_cents"]]
+    return f"{', '.join(euros[:-1])} {word} {euros[-1]}"
 
 
 @pytest.mark.parametrize(("width", "height"), [*VIEWPORTS, (360, 740)])

@@ -7,6 +7,7 @@ import sys
 from click.testing import CliRunner
 
 from pharaon.cli import app
+from pharaon.game.rules import BASE_PRICE_CENTS, rules
 
 runner = CliRunner()
 TICKET = "JJJJSOYXPOYXSOYX-OYXSJJPOXSYOJJPO-SOYXJJPOXSYOPYOX-YXOSPOXSOYXJSPYO"
@@ -53,6 +54,17 @@ def test_a_five_group_exits_2() -> None:
     result = runner.invoke(app, ["evaluate", "".join(chars)])
     assert result.exit_code == 2
     assert "group of 5 J cells" in result.stderr
+
+
+def test_the_stake_defaults_to_the_rules_first_price() -> None:
+    euros = rules().prices_cents[0] // BASE_PRICE_CENTS
+    alone = runner.invoke(app, ["evaluate", TICKET, "--json"])
+    named = runner.invoke(app, ["evaluate", TICKET, "--json", "--stake", str(euros)])
+    assert alone.exit_code == named.exit_code == 0, alone.output
+    assert json.loads(alone.stdout) == json.loads(named.stdout)
+    assert json.loads(alone.stdout)["prize_cents"] == 1_100 * euros
+    shown = runner.invoke(app, ["evaluate", "--help"], terminal_width=200)
+    assert f"[default: {euros}]" in shown.output
 
 
 def test_a_bad_stake_exits_2() -> None:

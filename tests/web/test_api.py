@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import threading
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 import numpy as np
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, event, select, update
+from sqlalchemy import Engine, create_engine, event, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.evaluate import evaluate
+from pharaon.game.rules import rules
 from pharaon.game.unit import parse_ticket
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
@@ -272,6 +274,47 @@ def test_remaining_prizes_count_down(load: BlockLoader, player: Player) -> None:
     assert (r.status_code, r.json()["error"]) == (422, "validation_error")
 
 
+def test_remaining_prizes_at_each_price_and_by_default_at_the_first(
+    client: TestClient, load: BlockLoader
+) -> None:
+    prices = rules().prices_cents
+    for price in prices:
+        load(price)
+    first = client.get("/api/v1/prizes/remaining")  # no stake: the rules' first price
+    assert first.status_code == 200
+    assert first.json()
+    for price in prices:
+        r = client.get("/api/v1/prizes/remaining", params={"stake_cents": price})
+        assert r.status_code == 200
+        # The same test design at every price: the same counts, the lots times the stake.
+        assert r.json() == [
+            {"prize_cents": p["prize_cents"] * price // prices[0], "remaining": p["remaining"]}
+            for p in first.json()
+        ]
+
+
+def test_a_stake_not_on_sale_is_refused_before_the_database(
+    client: TestClient, tmp_path: Path
+) -> None:
+    """Bad input, told so even while the database is away: a 503 would have the client try
+    again a request that can never be answered."""
+    app = client.app
+    kept = app.state.reader  # type: ignore[attr-defined]
+    app.state.reader = create_engine(f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}")  # type: ignore[attr-defined]
+    try:
+        for stake in (0, 150, 250, max(rules().prices_cents) + 100):
+            r = client.get("/api/v1/prizes/remaining", params={"stake_cents": stake})
+            assert r.status_code == 422, (stake, r.text)
+            assert r.json()["error"] == "validation_error"
+            assert f"got {stake}" in r.json()["detail"]
+        # A stake on sale does go to the database, away here.
+        r = client.get("/api/v1/prizes/remaining", params={"stake_cents": rules().prices_cents[0]})
+        assert (r.status_code, r.json()["error"]) == (503, "unavailable")
+    finally:
+        app.state.reader.dispose()  # type: ignore[attr-defined]
+        app.state.reader = kept  # type: ignore[attr-defined]
+
+
 def test_rules_health_and_page(client: TestClient) -> None:
     rules = client.get("/api/v1/rules").json()
     assert [s["code"] for s in rules["symbols"]] == list("PYOXJS")
@@ -289,8 +332,13 @@ def test_rules_health_and_page(client: TestClient) -> None:
 
 
 def test_the_stakes_offered_by_the_api_page_are_the_rules_prices(client: TestClient) -> None:
-    schemas = client.get("/api/v1/openapi.json").json()["components"]["schemas"]
+    page = client.get("/api/v1/openapi.json").json()
+    schemas = page["components"]["schemas"]
     assert schemas["PlayIn"]["properties"]["stake_cents"]["enum"] == [100, 200, 300]
+    (stake,) = page["paths"]["/api/v1/prizes/remaining"]["get"]["parameters"]
+    assert stake["name"] == "stake_cents"
+    assert stake["schema"]["enum"] == list(rules().prices_cents)
+    assert stake["schema"]["default"] == rules().prices_cents[0]
     assert schemas["Mode"]["enum"] == ["jouer", "auto"]
 
 

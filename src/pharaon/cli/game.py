@@ -30,7 +30,10 @@ def _describe(result: Evaluation) -> list[str]:
 @app.command("evaluate")
 @click.argument("ticket", help="The ticket string (docs/rules.md §5).")
 @click.option(
-    "--stake", default=1, show_default=True, help=f"The stake in euros: {rules().prices_in_euros}."
+    "--stake",
+    default=rules().prices_cents[0] // BASE_PRICE_CENTS,
+    show_default=True,
+    help=f"The stake in euros: {rules().prices_in_euros}.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print one JSON object.")
 def evaluate_command(ticket: str, stake: int, as_json: bool) -> None:

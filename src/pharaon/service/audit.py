@@ -17,6 +17,7 @@ from sqlalchemy import Select, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.board import GRIDS
+from pharaon.game.modes import Mode
 from pharaon.store.tables import (
     GENESIS_HASH,
     PENDING_ACCOUNT,
@@ -240,7 +241,7 @@ def _check_pending(session: Session) -> tuple[str, bool, str]:
     ).scalar_one()
     waiting = session.execute(
         select(func.coalesce(func.sum(PlayRow.prize_cents), 0)).where(
-            PlayRow.mode == "jouer", PlayRow.revealed != ALL_GRIDS
+            PlayRow.mode == Mode.JOUER, PlayRow.revealed != ALL_GRIDS
         )
     ).scalar_one()
     return (

@@ -23,6 +23,7 @@ from typing import Literal
 from sqlalchemy import Connection, bindparam, case, func, or_, select, update
 from sqlalchemy.orm import Session
 
+from pharaon.game.modes import Mode
 from pharaon.service import audit
 from pharaon.service.errors import (
     DepositLimitReachedError,
@@ -184,7 +185,7 @@ def _field(period: str) -> str:
 # A play's lot as credited to the player so far: an auto play's at once, a jouer play's at
 # its fourth grid (until then it waits in the pending account).
 CREDITED_LOT = case(
-    (or_(PlayRow.mode == "auto", PlayRow.revealed == 15), PlayRow.prize_cents), else_=0
+    (or_(PlayRow.mode == Mode.AUTO, PlayRow.revealed == 15), PlayRow.prize_cents), else_=0
 )
 # A player's net loss over the window: stakes minus the lots already credited (see above).
 _NET_LOSS = (

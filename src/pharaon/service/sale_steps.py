@@ -19,6 +19,7 @@ from datetime import datetime
 from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
+from pharaon.game.modes import Mode
 from pharaon.service import audit, blocks, idempotency, ledger, limits
 from pharaon.service.errors import ServiceError
 from pharaon.service.orders import Order, UnitSale, Unsold, not_debited, sold_out
@@ -154,7 +155,7 @@ def _sell(
     # credited now, it would show in the balance, or let a purchase spend it, before its time.
     ledger.move(
         session,
-        amounts={debited[w.index][0]: lots[w.index] for w in sold if w.order.mode == "auto"},
+        amounts={debited[w.index][0]: lots[w.index] for w in sold if w.order.mode == Mode.AUTO},
     )
     sales = []
     for w in sold:
@@ -261,7 +262,7 @@ def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]
                 (s.account_id, -s.order.stake_cents),
                 (SALES_ACCOUNT, s.order.stake_cents),
                 (PRIZES_ACCOUNT, -s.lot_cents),
-                (s.account_id if s.order.mode == "auto" else PENDING_ACCOUNT, s.lot_cents),
+                (s.account_id if s.order.mode == Mode.AUTO else PENDING_ACCOUNT, s.lot_cents),
             ]
             for s in sales
         ],

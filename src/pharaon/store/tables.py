@@ -27,6 +27,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
+from pharaon.game.modes import Mode
 from pharaon.store.types import UTCDateTime
 
 CASH_ACCOUNT = 1
@@ -223,7 +224,8 @@ class MerkleChunk(Base):
 
 # A jouer play not fully uncovered: its lot is not told yet. Written as SQL with its constants,
 # so that both databases use the partial index below for a query that says it.
-UNFINISHED_JOUER = text("plays.mode = 'jouer' AND plays.revealed <> 15")
+_UNFINISHED = f"mode = '{Mode.JOUER}' AND revealed <> 15"
+UNFINISHED_JOUER = text(f"plays.mode = '{Mode.JOUER}' AND plays.revealed <> 15")
 
 
 class PlayRow(Base):
@@ -238,8 +240,8 @@ class PlayRow(Base):
             "ix_plays_unfinished",
             "block_id",
             "prize_cents",
-            sqlite_where=text("mode = 'jouer' AND revealed <> 15"),
-            postgresql_where=text("mode = 'jouer' AND revealed <> 15"),
+            sqlite_where=text(_UNFINISHED),
+            postgresql_where=text(_UNFINISHED),
         ),
     )
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from pydantic import AfterValidator
 
+from pharaon.game.rules import rules
 from pharaon.service import blocks
 from pharaon.web.deps import ReaderDep
 from pharaon.web.schemas import RemainingOut
@@ -13,9 +15,24 @@ from pharaon.web.schemas import RemainingOut
 router = APIRouter(tags=["prizes"])
 
 
+def _a_price(stake_cents: int) -> int:
+    rules().multiplier(stake_cents)  # ValueError (answered 422) for a stake not on sale
+    return stake_cents
+
+
+# Refused before a connection is taken; the enum shows the prices on the API page.
+Stake = Annotated[
+    int,
+    Query(json_schema_extra={"enum": list(rules().prices_cents)}),
+    AfterValidator(_a_price),
+]
+FIRST_PRICE = rules().prices_cents[0]
+
+
 @router.get("/prizes/remaining")
-def remaining(reader: ReaderDep, stake_cents: Annotated[int, Query()] = 100) -> list[RemainingOut]:
-    """Per lot, how many units still hold it in the block on sale at ``stake_cents``."""
+def remaining(reader: ReaderDep, stake_cents: Stake = FIRST_PRICE) -> list[RemainingOut]:
+    """Per lot, how many units still hold it in the block on sale at ``stake_cents`` (by
+    default the rules' first price)."""
     # In a thread, not at the read desk: counting a block's sold lots takes longer as it sells,
     # and would hold up the reads queued behind it.
     with reader.connect() as connection:

@@ -97,7 +97,7 @@ const TEXT = {
       "Chaque jeu compte quatre grilles de 4 × 4 cases (grilles 1 et 2 en haut, 3 et 4 en bas) remplies de six symboles.",
       "Quatre symboles identiques alignés dans une grille (ligne, colonne ou diagonale) gagnent le gain du symbole.",
       "Énigme bonus : le carré central de 4 × 4 cases formé par les quatre grilles. Quatre symboles identiques en contact horizontal ou vertical y gagnent le gain bonus du symbole ; le scarabée n'y gagne rien.",
-      "Le lot est la somme de toutes les combinaisons gagnantes, multipliée par la mise (1, 2 ou 3 €). Il est fixé au moment de l'achat.",
+      "Le lot est la somme de toutes les combinaisons gagnantes, multipliée par la mise ({prices}). Il est fixé au moment de l'achat.",
     ],
     symbols_title: "Gains par symbole (mise de 1 €)",
     col_symbol: "Symbole",
@@ -273,7 +273,7 @@ const TEXT = {
       "Each game has four grids of 4 × 4 cells (grids 1 and 2 on top, 3 and 4 below) filled with six symbols.",
       "Four identical symbols aligned in a grid (row, column or diagonal) win that symbol's gain.",
       "Bonus enigma: the central 4 × 4 square formed by the four grids. Four identical symbols there in horizontal or vertical contact win the symbol's bonus gain; the scarab wins nothing there.",
-      "The prize is the sum of all winning combinations, times the stake (1, 2 or 3 €). It is fixed when the game is bought.",
+      "The prize is the sum of all winning combinations, times the stake ({prices}). It is fixed when the game is bought.",
     ],
     symbols_title: "Gains per symbol (1 € stake)",
     col_symbol: "Symbol",
@@ -370,14 +370,16 @@ export function setLang(value) {
   localStorage.setItem(STORAGE_KEY, current);
 }
 
-/** A page's translator over its texts ({fr: {...}, en: {...}}): `t(key, params)`, the text in
- * the current language with `{name}` replaced from `params`, and `applyStatic(root)`, which
- * translates the page's static parts (`data-i18n`, `data-i18n-attr="attr:key;..."`). */
+/** A page's translator over its texts ({fr: {...}, en: {...}}): `t(key, params)`, the text
+ * (or list of texts) in the current language with `{name}` replaced from `params`, and
+ * `applyStatic(root)`, which translates the page's static parts (`data-i18n`,
+ * `data-i18n-attr="attr:key;..."`). */
 export function translator(texts) {
+  const fill = (text, params) => text.replace(/\{(\w+)\}/g, (_, name) => String(params[name] ?? ""));
   function t(key, params = {}) {
     const value = texts[current][key] ?? texts.fr[key] ?? key;
-    if (typeof value !== "string") return value;
-    return value.replace(/\{(\w+)\}/g, (_, name) => String(params[name] ?? ""));
+    if (Array.isArray(value)) return value.map((text) => fill(text, params));
+    return typeof value === "string" ? fill(value, params) : value;
   }
   function applyStatic(root = document) {
     document.documentElement.lang = current;
@@ -402,6 +404,12 @@ export function symbolName(rules, code) {
   const symbol = rules?.symbols.find((s) => s.code === code);
   if (!symbol) return code;
   return current === "en" ? symbol.name_en : symbol.name;
+}
+
+/** "1 €, 2 € ou 3 €" / "1 €, 2 € or 3 €": one of `items`, said in the current language. */
+export function formatChoice(items) {
+  const locale = current === "en" ? "en-GB" : "fr-FR";
+  return new Intl.ListFormat(locale, { type: "disjunction" }).format(items);
 }
 
 /** Dates and times for people, in the current language. */

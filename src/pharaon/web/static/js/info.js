@@ -3,7 +3,7 @@
 
 import { api, ApiError } from "./api.js";
 import { formatCents, formatStake } from "./money.js";
-import { formatWhen, symbolName, t } from "./i18n.js";
+import { formatChoice, formatWhen, symbolName, t } from "./i18n.js";
 import { symbolSvg } from "./symbols.js";
 import { el, on, sayError, state } from "./ui.js";
 
@@ -120,7 +120,8 @@ export function renderInfo() {
 
   $("blocks-table").replaceChildren(blocksTable());
 
-  $("rules-text").replaceChildren(...t("rules_text").map((text) => el("p", { text })));
+  const stakes = formatChoice(prices.map(formatStake)); // the rules' prices, not a copy of them
+  $("rules-text").replaceChildren(...t("rules_text", { prices: stakes }).map((text) => el("p", { text })));
 
   const symbolRows = rules.symbols.map((s) => [
     el(
