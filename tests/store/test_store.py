@@ -5,6 +5,8 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from datetime import datetime
@@ -142,6 +144,97 @@ def test_sqlite_writers_of_other_processes_queue_on_a_lock_file(tmp_path: Path) 
         writer.join()
     finally:
         engine.dispose()
+
+
+# Another server process's writer: it commits and at once begins its next transaction, as a
+# busy sales desk does, until the file ``stop`` exists (or a minute has passed); through the
+# writer lock, or ("sqlite") through SQLite's own lock alone, nothing between COMMIT and BEGIN.
+_BACK_TO_BACK = """
+import sqlite3, sys, time
+from pathlib import Path
+from pharaon.store.engine import make_engine
+database, hold, stop, how = sys.argv[1], float(sys.argv[2]), Path(sys.argv[3]), sys.argv[4]
+deadline = time.monotonic() + 60
+if how == "sqlite":
+    writer = sqlite3.connect(database, timeout=30, isolation_level=None)
+    writer.execute("BEGIN IMMEDIATE")
+    while not stop.exists() and time.monotonic() < deadline:
+        writer.execute("INSERT INTO turns (who) VALUES ('other')")
+        time.sleep(hold)
+        writer.execute("COMMIT")
+        writer.execute("BEGIN IMMEDIATE")
+    writer.execute("COMMIT")
+else:
+    engine = make_engine(f"sqlite:///{database}")
+    while not stop.exists() and time.monotonic() < deadline:
+        with engine.begin() as connection:
+            connection.exec_driver_sql("INSERT INTO turns (who) VALUES ('other')")
+            time.sleep(hold)
+    engine.dispose()
+"""
+
+
+def _asks_beside_a_writer_of_another_process(
+    database: Path, monkeypatch: pytest.MonkeyPatch, *, lock: bool
+) -> list[Any]:
+    """Five writes of this process, each asked for while another process writes back to back,
+    both through the writer lock or both without it: for each, how many of the other's
+    transactions went before it, or the error that failed it."""
+    if not lock:  # make_engine's path when the lock is not taken: BEGIN IMMEDIATE alone
+        monkeypatch.setattr(engine_module._WriterLock, "acquire", lambda _self: False)
+    engine = make_engine(f"sqlite:///{database}")
+    with engine.begin() as connection:
+        connection.exec_driver_sql("CREATE TABLE turns (id INTEGER PRIMARY KEY, who TEXT)")
+    stop = database.with_name(f"{database.name}-stop")
+    how = "lock" if lock else "sqlite"
+    other = subprocess.Popen(
+        [sys.executable, "-c", _BACK_TO_BACK, str(database), "0.05", str(stop), how]
+    )
+    reader = make_reader(engine)
+    outcomes: list[Any] = []
+    try:
+        with reader.connect() as connection:
+            count = "SELECT count(*) FROM turns"
+            while connection.exec_driver_sql(count).scalar_one() < 2:  # it is writing
+                assert other.poll() is None, "the other process stopped"
+                time.sleep(0.01)
+        for _ in range(5):
+            with reader.connect() as connection:
+                last = connection.exec_driver_sql("SELECT max(id) FROM turns").scalar_one()
+            try:
+                with engine.begin() as connection:
+                    mine = connection.exec_driver_sql("INSERT INTO turns (who) VALUES ('me')")
+                outcomes.append(mine.lastrowid - last - 1)
+            except OperationalError as exc:
+                outcomes.append(str(exc.orig))
+        assert other.poll() is None, "the other process stopped writing"
+    finally:
+        stop.touch()
+        try:
+            other.wait(30)
+        finally:
+            if other.poll() is None:
+                other.kill()
+                other.wait()
+            engine.dispose()
+    return outcomes
+
+
+def test_a_sqlite_writer_gets_its_turn_beside_another_process_writing_back_to_back(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """What the writer lock fixes: a writer that waits in SQLite's busy handler sleeps up to
+    100 ms between tries and misses the moment another process's writer commits and begins
+    again, until its busy timeout fails it ("database is locked"); queued on the lock, it is
+    woken at that moment (usually only the transaction the other was in goes first)."""
+    monkeypatch.setattr(engine_module, "SQLITE_BUSY_MS", 500)  # the busy timeout, shortened
+    queued = _asks_beside_a_writer_of_another_process(tmp_path / "q.db", monkeypatch, lock=True)
+    # In while the other kept writing: ten of its 50 ms transactions outlast the busy timeout.
+    assert all(isinstance(ahead, int) and ahead < 10 for ahead in queued), queued
+    # The same writes with SQLite's own lock alone: starved. A try can get in by luck, if one of
+    # its polls falls between the other's transactions; five in a row almost never do.
+    polling = _asks_beside_a_writer_of_another_process(tmp_path / "p.db", monkeypatch, lock=False)
+    assert "database is locked" in polling, polling
 
 
 def _writer_lock_is_free(database: Path) -> bool:
