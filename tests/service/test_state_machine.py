@@ -1,23 +1,35 @@
 """A hypothesis state machine over the player's whole life, on SQLite and PostgreSQL.
 
 Sign-up, deposits, purchases in both modes, reveals, retries with the same Idempotency-Key
-(same body: the same answer and nothing charged twice; another body: a conflict), deposit
-limits and self-exclusion, in any order hypothesis finds. After every step the audit (what
-``pharaon audit`` runs) is clean, money is conserved (the player, sales and prizes accounts
-hold exactly what the tests deposited, the cash account its opposite) and each player's
-balance is the model's.
+(same body: the same answer and nothing charged twice; another body: a conflict), deposit and
+loss limits (lowered, raised, removed), cool-offs and self-exclusion, and time passing, in any
+order hypothesis finds. After every step the audit (what ``pharaon audit`` runs) is clean,
+money is conserved (the player, sales and prizes accounts hold exactly what the tests
+deposited, the cash account its opposite) and each player's balance is the model's; a refused
+request (its status and code the model's) changed nothing.
 
 It drives the HTTP API through the TestClient rather than the service functions: a request
 then takes the whole real path -- authentication, validation, the batching desks of web/,
 the sale on each database (the PL/pgSQL function on PostgreSQL), the routes' units of work --
 so a step that only the assembled server gets wrong is found too. The model is independent
-of the code under test: a unit's lot is evaluated from its stored cells by ``game.evaluate``.
+of the code under test: a unit's lot is evaluated from its stored cells by ``game.evaluate``,
+and the limits follow docs/rules.md §6 (rolling windows of 24 hours, 7 and 30 days for
+deposits, 7 days for the net loss; a lowered limit applies at once, a raised or removed one
+24 hours later).
+
+The server's clock is the real one, so time passes by moving the run's players' dated rows
+back, which is all the limits and pauses read: plays and deposits (their windows), pending
+raises (their effective time) and the end of a pause. The model counts time in whole hours;
+the real seconds a run takes add less than one, so an event k hours old is in a window of n
+hours exactly when k < n, on the model as on the server.
 """
 
 from __future__ import annotations
 
 import itertools
+from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta
 from typing import Any
 
 from fastapi.testclient import TestClient
@@ -26,33 +38,59 @@ from hypothesis import strategies as st
 from hypothesis.stateful import (
     Bundle,
     RuleBasedStateMachine,
+    initialize,
     invariant,
     multiple,
     precondition,
     rule,
     run_state_machine_as_test,
 )
-from sqlalchemy import Engine, select
+from sqlalchemy import Engine, func, select
 
 from pharaon.game.evaluate import evaluate
 from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
 from pharaon.service.audit import run_audit
+from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import CASH_ACCOUNT, Account, UnitRow
+from pharaon.store.tables import (
+    CASH_ACCOUNT,
+    Account,
+    AuditRecord,
+    Block,
+    Deposit,
+    DepositLimit,
+    IdempotencyKey,
+    LedgerTransaction,
+    PlayRow,
+    UnitRow,
+)
+from pharaon.store.tables import Player as PlayerRow
 from tests.conftest import BlockLoader, Player
 
 PRICES = tuple(rules().prices_cents)
 # Small blocks; the dearest is the smallest and mostly sold before the runs, so they sell it out.
 SIZES = dict.fromkeys(PRICES, 48) | {max(PRICES): 16}
 PRESOLD = 14
-PERIODS = ("daily", "weekly", "monthly")
+# The deposit limits' rolling windows and the loss limit's, in hours (docs/rules.md §6).
+WINDOWS = {"daily": 24, "weekly": 7 * 24, "monthly": 30 * 24}
+PERIODS = tuple(WINDOWS)
+LOSS = "loss"  # the loss limit's period in the answers' pending raises
+LOSS_WINDOW = 7 * 24
+KINDS = (*PERIODS, LOSS)
+FIELDS = {p: f"{p}_cents" for p in PERIODS} | {LOSS: "loss_weekly_cents"}  # in the API's Limits
+RAISE_DELAY = 24  # hours before a raised or removed limit applies
 GRIDS = 4
 MAX_PLAYERS = 3  # per run: each sign-up hashes a password (argon2), a slow step
+KEEP = "keep"  # set_limits leaves loss_weekly_cents out of the body: the loss limit unchanged
 
 amounts = st.one_of(st.sampled_from([1_000, 5_000]), st.integers(min_value=1, max_value=1_500))
 limit_values = st.one_of(st.none(), st.integers(min_value=0, max_value=3_000))
+# Around a few stakes, so that purchases meet the limit.
+loss_values = st.one_of(st.none(), st.integers(min_value=0, max_value=1_500))
+# Up to, onto and past the ends of the windows and of the raise delay.
+hours_passing = st.sampled_from([1, 23, 24, 25, 6 * 24, 7 * 24, 8 * 24, 30 * 24])
 
 
 @dataclass
@@ -64,6 +102,26 @@ class World:
     sold: dict[int, int] = field(default_factory=lambda: dict.fromkeys(PRICES, 0))
     deposited_cents: int = 0
     names: itertools.count[int] = field(default_factory=itertools.count)
+    refused: Counter[str] = field(default_factory=Counter)  # refusals seen, by error code
+    raises_in_force: int = 0  # pending raises that came in force as time passed
+
+
+@dataclass
+class Bought:
+    """A play as the net loss counts it."""
+
+    hour: int
+    stake_cents: int
+    credited_cents: int  # its lot once credited to the player (a jouer lot at its fourth grid)
+
+
+@dataclass
+class Raise:
+    """A raised or removed limit waiting for its time."""
+
+    amount_cents: int | None
+    hour: int  # asked at
+    effective_at: datetime  # as the server answered it, moved back as time passes
 
 
 @dataclass
@@ -72,16 +130,35 @@ class Model:
 
     api: Player
     balance_cents: int = 0
-    deposited_cents: int = 0
-    limits: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(PERIODS))
-    pending: dict[str, int | None] = field(default_factory=dict)
-    excluded: bool = False
-    # key -> (route, body, answer) of each request that succeeded with it
-    keys: dict[str, tuple[str, dict[str, Any], dict[str, Any]]] = field(default_factory=dict)
+    deposits: list[tuple[int, int]] = field(default_factory=list)  # (hour, amount)
+    bought: list[Bought] = field(default_factory=list)
+    limits: dict[str, int | None] = field(default_factory=lambda: dict.fromkeys(KINDS))
+    pending: dict[str, Raise] = field(default_factory=dict)
+    paused_until: int | None = None  # hour a self-exclusion or cool-off ends
+    # key -> (route, body, answer or None if refused) of each deposit and purchase asked
+    keys: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = field(default_factory=dict)
     key_count: itertools.count[int] = field(default_factory=itertools.count)
 
     def new_key(self) -> str:
         return f"k-{next(self.key_count)}"
+
+    def settle(self, hour: int) -> int:
+        """Put in force the raises whose 24 hours have passed; how many."""
+        due = [k for k, r in self.pending.items() if hour - r.hour >= RAISE_DELAY]
+        for kind in due:
+            self.limits[kind] = self.pending.pop(kind).amount_cents
+        return len(due)
+
+    def paused(self, hour: int) -> bool:
+        return self.paused_until is not None and hour < self.paused_until
+
+    def deposited(self, hour: int, window: int) -> int:
+        return sum(amount for at, amount in self.deposits if hour - at < window)
+
+    def net_loss(self, hour: int) -> int:
+        return sum(
+            b.stake_cents - b.credited_cents for b in self.bought if hour - b.hour < LOSS_WINDOW
+        )
 
 
 @dataclass
@@ -89,10 +166,11 @@ class Ticket:
     """A play bought in « Jouer » mode, as the model sees it."""
 
     owner: Model
-    play_id: int
+    play_id: int | None  # None: the purchase was refused, nothing to uncover
     stake_cents: int
     lot_cents: int
     balance_before_cents: int
+    bought: Bought
     revealed: set[int] = field(default_factory=set)
 
 
@@ -111,8 +189,56 @@ def _stable(play: dict[str, Any]) -> dict[str, Any]:
     return {k: play[k] for k in keep}
 
 
+def _footprint(engine: Engine) -> tuple[Any, ...]:
+    """What any accepted change writes: rows counted, balances, blocks, limits, pauses."""
+    with make_sessionmaker(engine)() as session:
+        counts = tuple(
+            session.execute(select(func.count()).select_from(table)).scalar_one()
+            for table in (AuditRecord, PlayRow, Deposit, LedgerTransaction, IdempotencyKey)
+        )
+        rows = (
+            select(Account.id, Account.balance_cents).order_by(Account.id),
+            select(Block.id, Block.next_serial, Block.state).order_by(Block.id),
+            select(
+                DepositLimit.player_id,
+                DepositLimit.period,
+                DepositLimit.amount_cents,
+                DepositLimit.pending_cents,
+                DepositLimit.pending_effective_at,
+            ).order_by(DepositLimit.player_id, DepositLimit.period),
+            select(PlayerRow.id, PlayerRow.self_excluded_until).order_by(PlayerRow.id),
+        )
+        return counts + tuple(tuple(session.execute(q).all()) for q in rows)
+
+
+def _move_back(engine: Engine, player_ids: list[int], hours: int) -> None:
+    """Time passes for these players: their dated rows that the limits read move back."""
+    back = timedelta(hours=hours)
+    with make_sessionmaker(engine).begin() as session:
+        for play in session.scalars(select(PlayRow).where(PlayRow.player_id.in_(player_ids))):
+            play.created_at -= back
+        for deposit in session.scalars(select(Deposit).where(Deposit.player_id.in_(player_ids))):
+            deposit.created_at -= back
+        for limit in session.scalars(
+            select(DepositLimit).where(
+                DepositLimit.player_id.in_(player_ids),
+                DepositLimit.pending_effective_at.is_not(None),
+            )
+        ):
+            assert limit.pending_effective_at is not None
+            limit.pending_effective_at -= back
+        for player in session.scalars(
+            select(PlayerRow).where(
+                PlayerRow.id.in_(player_ids), PlayerRow.self_excluded_until.is_not(None)
+            )
+        ):
+            assert player.self_excluded_until is not None
+            player.self_excluded_until -= back
+
+
 class LifeOfPlayers(RuleBasedStateMachine):
-    """Players sign up, deposit, buy, uncover, retry and limit themselves; see the module."""
+    """Players sign up, deposit, buy, uncover, retry, limit and pause themselves, and time
+    passes; see the module."""
 
     world: World  # set on a subclass by the test
     players = Bundle("players")
@@ -122,52 +248,99 @@ class LifeOfPlayers(RuleBasedStateMachine):
         super().__init__()
         self.models: list[Model] = []
         self.bought = 0
+        self.tried = 0  # purchases asked (the preconditions count these: hypothesis's choices)
+        self.hour = 0  # the model's clock: hours passed since the run began
 
-    @precondition(lambda self: len(self.models) < MAX_PLAYERS)
-    @rule(target=players)
-    def sign_up(self) -> Model:
+    def _refused(self, r: Any, status: int, code: str, before: tuple[Any, ...]) -> None:
+        """``r`` is the refusal expected, and it changed nothing."""
+        assert (r.status_code, r.json()["error"]) == (status, code), r.text
+        assert _footprint(self.world.engine) == before, r.text
+        self.world.refused[code] += 1
+
+    def _sign_up(self) -> Model:
         name = f"p{next(self.world.names)}@example.org"
         model = Model(Player(self.world.client, name))
         self.models.append(model)
         return model
 
+    # A player with money from the start: otherwise most runs end before their first sale.
+    @initialize(target=players, amount=amounts)
+    def first_player(self, amount: int) -> Model:
+        model = self._sign_up()
+        self.deposit(model, amount)
+        return model
+
+    @precondition(lambda self: len(self.models) < MAX_PLAYERS)
+    @rule(target=players)
+    def sign_up(self) -> Model:
+        return self._sign_up()
+
     @rule(player=players, amount=amounts)
     def deposit(self, player: Model, amount: int) -> None:
-        key = player.new_key()
-        body = {"amount_cents": amount}
+        self._deposit(player, {"amount_cents": amount}, player.new_key())
+
+    def _deposit(self, player: Model, body: dict[str, Any], key: str) -> None:
+        """A deposit asked with a key not taken (new, or given back by a refusal)."""
+        amount = body["amount_cents"]
+        player.keys[key] = ("/deposits", body, None)
+        before = _footprint(self.world.engine)
         r = player.api.post("/deposits", body, key=key)
+        player.settle(self.hour)
         over = [
             period
-            for period, limit in player.limits.items()
-            if limit is not None and player.deposited_cents + amount > limit
+            for period, window in WINDOWS.items()
+            if (limit := player.limits[period]) is not None
+            and player.deposited(self.hour, window) + amount > limit
         ]
-        if player.excluded:
-            assert (r.status_code, r.json()["error"]) == (403, "self_excluded"), r.text
+        if player.paused(self.hour):
+            self._refused(r, 403, "self_excluded", before)
         elif over:
-            assert (r.status_code, r.json()["error"]) == (403, "deposit_limit"), (over, r.text)
+            self._refused(r, 403, "deposit_limit", before)
         else:
             assert r.status_code == 201, r.text
             player.balance_cents += amount
-            player.deposited_cents += amount
+            player.deposits.append((self.hour, amount))
             self.world.deposited_cents += amount
             assert r.json()["amount_cents"] == amount
             assert r.json()["balance_cents"] == player.balance_cents
             player.keys[key] = ("/deposits", body, r.json())
 
+    # Every « Jouer » order gives a ticket, even refused: what the bundles hold must follow from
+    # hypothesis's choices alone, not from the lots sold before (Hypothesis replays its runs).
     @rule(target=tickets, player=players, stake=st.sampled_from(PRICES), mode=st.sampled_from(Mode))
     def buy(self, player: Model, stake: int, mode: Mode) -> Any:
-        key = player.new_key()
+        self.tried += 1
         body = {"stake_cents": stake, "mode": mode.value}
+        ticket = self._buy(player, body, player.new_key())
+        if mode == Mode.AUTO:
+            return multiple()
+        return ticket or Ticket(player, None, stake, 0, 0, Bought(self.hour, stake, 0))
+
+    def _buy(self, player: Model, body: dict[str, Any], key: str) -> Ticket | None:
+        """A purchase asked with a key not taken (new, or given back by a refusal); the ticket
+        of a « Jouer » play bought."""
+        stake, mode = body["stake_cents"], Mode(body["mode"])
+        player.keys[key] = ("/plays", body, None)
+        before = _footprint(self.world.engine)
         r = player.api.post("/plays", body, key=key)
-        if player.excluded:
-            assert (r.status_code, r.json()["error"]) == (403, "self_excluded"), r.text
-            return multiple()
+        player.settle(self.hour)
+        loss, loss_limit = player.net_loss(self.hour), player.limits[LOSS]
+        # The sale checks the loss limit before the pause and the balance (service/sale_steps.py
+        # and pharaon_sell alike): an order over it is refused so, whatever else holds.
+        if loss_limit is not None and loss + stake > loss_limit:
+            self._refused(r, 403, "loss_limit", before)
+            figures = f"loss limit {loss_limit} cents: a net loss of {loss} cents"
+            assert figures in r.json()["detail"], r.text
+            return None
+        if player.paused(self.hour):
+            self._refused(r, 403, "self_excluded", before)
+            return None
         if player.balance_cents < stake:
-            assert (r.status_code, r.json()["error"]) == (402, "insufficient_funds"), r.text
-            return multiple()
+            self._refused(r, 402, "insufficient_funds", before)
+            return None
         if self.world.sold[stake] == SIZES[stake]:
-            assert (r.status_code, r.json()["error"]) == (503, "sold_out"), r.text
-            return multiple()
+            self._refused(r, 503, "sold_out", before)
+            return None
         assert r.status_code == 201, r.text
         play = r.json()
         self.world.sold[stake] += 1
@@ -176,29 +349,35 @@ class LifeOfPlayers(RuleBasedStateMachine):
         assert (play["stake_cents"], play["mode"]) == (stake, mode.value)
         assert play["balance_before_cents"] == player.balance_cents
         lot = _lot(self.world.engine, play["block_id"], play["serial"], stake)
-        before = player.balance_cents
+        balance_before = player.balance_cents
         # A « Jouer » lot waits in the pending account until the fourth grid is uncovered.
-        player.balance_cents += (lot if mode == Mode.AUTO else 0) - stake
+        credited = lot if mode == Mode.AUTO else 0
+        player.balance_cents += credited - stake
+        bought = Bought(self.hour, stake, credited)
+        player.bought.append(bought)
         player.keys[key] = ("/plays", body, play)
         if mode == Mode.AUTO:
             assert play["finished"] is True
             assert play["prize_cents"] == lot
             assert play["balance_after_cents"] == player.balance_cents
-            return multiple()
+            return None
         assert play["finished"] is False
         assert play["grids"] == [None] * GRIDS
         assert play["prize_cents"] is None
         assert play["balance_after_cents"] is None
-        return Ticket(player, play["play_id"], stake, lot, before)
+        return Ticket(player, play["play_id"], stake, lot, balance_before, bought)
 
     @rule(ticket=tickets, grid=st.integers(min_value=1, max_value=GRIDS))
     def reveal(self, ticket: Ticket, grid: int) -> None:
+        if ticket.play_id is None:
+            return
         r = ticket.owner.api.post(f"/plays/{ticket.play_id}/reveal", {"grid": grid})
         assert r.status_code == 200, r.text
         was_finished = len(ticket.revealed) == GRIDS
         ticket.revealed.add(grid)
         if len(ticket.revealed) == GRIDS and not was_finished:
             ticket.owner.balance_cents += ticket.lot_cents  # the lot, shown at last
+            ticket.bought.credited_cents = ticket.lot_cents  # and now counted against the loss
         seen = r.json()
         shown = {n for n, g in enumerate(seen["grids"], start=1) if g is not None}
         finished = len(ticket.revealed) == GRIDS
@@ -215,7 +394,7 @@ class LifeOfPlayers(RuleBasedStateMachine):
 
     @rule(ticket=tickets, stranger=players)
     def reveal_by_another(self, ticket: Ticket, stranger: Model) -> None:
-        if stranger is ticket.owner:
+        if stranger is ticket.owner or ticket.play_id is None:
             return
         r = stranger.api.post(f"/plays/{ticket.play_id}/reveal", {"grid": 1})
         assert (r.status_code, r.json()["error"]) == (404, "not_found"), r.text
@@ -232,7 +411,14 @@ class LifeOfPlayers(RuleBasedStateMachine):
                 body["amount_cents"] += 1
             else:
                 body["mode"] = Mode.AUTO.value if body["mode"] == Mode.JOUER else Mode.JOUER.value
+        if answer is None:  # a refusal gave its key back: the request is judged anew
+            if route == "/deposits":
+                self._deposit(player, body, key)
+            else:
+                self._buy(player, body, key)
+            return
         r = player.api.post(route, body, key=key)
+        # A key used before is judged first: limits and pauses set since do not refuse a replay.
         if not same_body:
             assert (r.status_code, r.json()["error"]) == (409, "idempotency_conflict"), r.text
         elif route == "/deposits":
@@ -242,32 +428,116 @@ class LifeOfPlayers(RuleBasedStateMachine):
             assert _stable(r.json()) == _stable(answer)
         # nothing is charged or credited again: the invariants check the balances
 
-    @rule(player=players, daily=limit_values, weekly=limit_values, monthly=limit_values)
+    def _put_limits(self, player: Model, wanted: dict[str, int | None]) -> None:
+        """PUT /me/limits with ``wanted`` (the loss limit left out unless in it), and check the
+        answer against the model's rule: equal or lower at once, higher or none in 24 hours."""
+        body = {f"{p}_cents": wanted[p] for p in PERIODS}
+        if LOSS in wanted:
+            body["loss_weekly_cents"] = wanted[LOSS]
+        asked = utcnow()
+        r = player.api.put("/me/limits", body)
+        answered = utcnow()
+        assert r.status_code == 200, r.text
+        player.settle(self.hour)
+        new_raises = set()
+        for kind, new in wanted.items():
+            current, waiting = player.limits[kind], player.pending.get(kind)
+            if new == current or (new is not None and (current is None or new < current)):
+                player.limits[kind] = new  # lowering applies at once, and forgets a raise
+                player.pending.pop(kind, None)
+            elif waiting is None or waiting.amount_cents != new:
+                player.pending[kind] = Raise(new, self.hour, asked)  # its time: from the answer
+                new_raises.add(kind)
+            # asking again for the raise already waiting does not delay it
+        got = r.json()
+        assert {k: got[f] for k, f in FIELDS.items()} == player.limits, r.text
+        pending = {p["period"]: p for p in got["pending"]}
+        assert set(pending) == set(player.pending), r.text
+        for kind, waiting in player.pending.items():
+            assert pending[kind]["amount_cents"] == waiting.amount_cents, r.text
+            effective_at = datetime.fromisoformat(pending[kind]["effective_at"])
+            if kind in new_raises:
+                delay = timedelta(hours=RAISE_DELAY)
+                assert asked + delay <= effective_at <= answered + delay, r.text
+                waiting.effective_at = effective_at
+            else:
+                assert effective_at == waiting.effective_at, r.text
+
+    @rule(
+        player=players,
+        daily=limit_values,
+        weekly=limit_values,
+        monthly=limit_values,
+        loss=st.one_of(st.just(KEEP), loss_values),
+    )
     def set_limits(
-        self, player: Model, daily: int | None, weekly: int | None, monthly: int | None
+        self,
+        player: Model,
+        daily: int | None,
+        weekly: int | None,
+        monthly: int | None,
+        loss: int | str | None,
     ) -> None:
         wanted = {"daily": daily, "weekly": weekly, "monthly": monthly}
-        r = player.api.put("/me/limits", {f"{p}_cents": v for p, v in wanted.items()})
-        assert r.status_code == 200, r.text
-        for period, new in wanted.items():
-            current = player.limits[period]
-            if new == current or (new is not None and (current is None or new < current)):
-                player.limits[period] = new  # lowering applies at once
-                player.pending.pop(period, None)
-            else:
-                player.pending[period] = new  # raising waits 24 hours, not reached here
-        got = r.json()
-        assert {p: got[f"{p}_cents"] for p in PERIODS} == player.limits
-        assert {p["period"]: p["amount_cents"] for p in got["pending"]} == player.pending
+        if loss != KEEP:
+            assert not isinstance(loss, str)
+            wanted[LOSS] = loss
+        self._put_limits(player, wanted)
 
-    # Not before a few sales: an excluded player can do little else, and runs would end idle.
-    @precondition(lambda self: self.bought >= 2)
+    @rule(player=players, loss=loss_values)
+    def set_loss_limit(self, player: Model, loss: int | None) -> None:
+        """The loss limit alone, the deposit limits in force sent back as they are."""
+        player.settle(self.hour)
+        self._put_limits(player, {**{p: player.limits[p] for p in PERIODS}, LOSS: loss})
+
+    # Not before a few purchases: a paused player can do little else, and runs would end idle.
+    @precondition(lambda self: self.tried >= 2)
     @rule(player=players, days=st.integers(min_value=1, max_value=30))
     def self_exclude(self, player: Model, days: int) -> None:
         r = player.api.post("/me/self-exclusion", {"days": days})
         assert r.status_code == 200, r.text
         assert r.json()["self_excluded_until"] is not None
-        player.excluded = True
+        player.paused_until = max(player.paused_until or 0, self.hour + days * 24)
+
+    @precondition(lambda self: self.tried >= 2)
+    @rule(player=players, hours=st.integers(min_value=24, max_value=7 * 24))
+    def cool_off(self, player: Model, hours: int) -> None:
+        r = player.api.post("/me/cool-off", {"hours": hours})
+        assert r.status_code == 200, r.text
+        player.paused_until = max(player.paused_until or 0, self.hour + hours)
+
+    @rule(player=players, wrong=st.sampled_from(["daily", "loss", "short", "long"]))
+    def bad_input(self, player: Model, wrong: str) -> None:
+        """A negative limit, a cool-off under 24 hours or over 7 days: 422, nothing changed."""
+        limits: dict[str, Any] = {f"{p}_cents": None for p in PERIODS}
+        if wrong == "daily":
+            route, body = "/me/limits", limits | {"daily_cents": -1}
+        elif wrong == "loss":
+            route, body = "/me/limits", limits | {"loss_weekly_cents": -100}
+        else:
+            route, body = "/me/cool-off", {"hours": 23 if wrong == "short" else 7 * 24 + 1}
+        before = _footprint(self.world.engine)
+        send = player.api.put if route == "/me/limits" else player.api.post
+        r = send(route, body)
+        self._refused(r, 422, "validation_error", before)
+
+    @precondition(lambda self: self.models)
+    @rule(hours=hours_passing)
+    def time_passes(self, hours: int) -> None:
+        _move_back(self.world.engine, [m.api.player_id for m in self.models], hours)
+        self.hour += hours
+        for model in self.models:
+            self.world.raises_in_force += model.settle(self.hour)
+            for waiting in model.pending.values():
+                waiting.effective_at -= timedelta(hours=hours)
+            r = model.api.get("/me")
+            assert r.status_code == 200, r.text
+            me = r.json()
+            limits = me["limits"]
+            assert {k: limits[f] for k, f in FIELDS.items()} == model.limits, (self.hour, r.text)
+            pending = {p["period"]: p["amount_cents"] for p in limits["pending"]}
+            assert pending == {k: w.amount_cents for k, w in model.pending.items()}, r.text
+            assert (me["self_excluded_until"] is not None) == model.paused(self.hour), r.text
 
     @invariant()
     def audit_is_clean(self) -> None:
@@ -311,10 +581,14 @@ def test_any_life_keeps_the_audit_clean_and_the_money(
     run_state_machine_as_test(
         Machine,
         settings=settings(
-            max_examples=10,
-            stateful_step_count=25,
+            max_examples=20,
+            stateful_step_count=40,
             deadline=None,
             suppress_health_check=[HealthCheck.too_slow],
         ),
     )
     assert sum(world.sold.values()) > PRESOLD, "no run bought: the strategies are too narrow"
+    assert world.refused["loss_limit"], (
+        "no purchase met a loss limit: the strategies are too narrow"
+    )
+    assert world.raises_in_force, "no raised limit came in force: the strategies are too narrow"
