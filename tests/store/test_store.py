@@ -5,6 +5,7 @@ from __future__ import annotations
 import fcntl
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -278,6 +279,51 @@ def test_a_sqlite_writer_invalidated_mid_transaction_releases_the_writer_lock(
         disposer.start()
         disposer.join(30)
     assert not disposer.is_alive(), "disposing of the engine waits for the writer lock"
+
+
+def test_a_sqlite_writer_gives_the_lock_back_once_its_commit_is_done(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Given back before COMMIT, the lock would wake the next writer into SQLite's lock, still
+    held, and its busy handler's sleeps: the lock would hand over no faster than SQLite."""
+    database = tmp_path / "handover.db"
+    engine = make_engine(f"sqlite:///{database}")
+    upgrade(engine)
+    free_at_release: list[bool] = []
+    release = engine_module._WriterLock.release
+
+    def release_and_look(lock: Any) -> None:
+        other = sqlite3.connect(database, isolation_level=None, timeout=0)
+        try:
+            other.execute("BEGIN IMMEDIATE")  # what the next writer does first
+            other.execute("ROLLBACK")
+            free_at_release.append(True)
+        except sqlite3.OperationalError:
+            free_at_release.append(False)
+        finally:
+            other.close()
+        release(lock)
+
+    monkeypatch.setattr(engine_module._WriterLock, "release", release_and_look)
+    try:
+        for _ in range(3):
+            with make_sessionmaker(engine).begin() as session:
+                session.execute(insert(LedgerTransaction).values(kind="test", created_at=utcnow()))
+        with make_sessionmaker(engine)() as session:
+            session.execute(insert(LedgerTransaction).values(kind="lost", created_at=utcnow()))
+            session.rollback()
+        assert free_at_release == [True] * 4  # three commits, then a rollback
+    finally:
+        monkeypatch.undo()
+        engine.dispose()
+    reader = make_engine(f"sqlite:///{database}")
+    try:
+        with reader.connect() as connection:
+            kinds = connection.execute(select(LedgerTransaction.kind)).scalars().all()
+    finally:
+        reader.dispose()
+    assert kinds.count("test") == 3  # committed, once each
+    assert "lost" not in kinds
 
 
 def test_a_reader_reads_beside_a_sqlite_writer(tmp_path: Path) -> None:

@@ -184,10 +184,23 @@ def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
             _end(connection)
             raise
 
+    # COMMIT and ROLLBACK are said here, before the lock is given back (the driver's own that
+    # follow find nothing to do): the next writer then finds SQLite's lock free, not busy.
     @event.listens_for(engine, "commit")
+    def _commit(connection: Any) -> None:
+        _end(connection, "COMMIT")
+
     @event.listens_for(engine, "rollback")
-    def _end(connection: Any) -> None:
-        if connection in holders:
+    def _rollback(connection: Any) -> None:
+        _end(connection, "ROLLBACK")
+
+    def _end(connection: Any, statement: str | None = None) -> None:
+        if connection not in holders:
+            return
+        try:
+            if statement and not connection.invalidated and connection.connection.in_transaction:
+                connection.exec_driver_sql(statement)
+        finally:
             holders.discard(connection)
             writer.release()
 
