@@ -147,3 +147,35 @@ def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
             now=now + timedelta(hours=25),
         )
     assert (kept.daily_cents, kept.loss_weekly_cents) == (100, None)
+
+
+def test_a_purchase_refused_for_several_reasons_gets_the_first(engine: Engine) -> None:
+    """docs/api.md: loss limit, then self-exclusion, then the balance, then a unit on sale (no
+    block is loaded here); on PostgreSQL ``pharaon_sell`` checks them in the same order."""
+    sessions = make_sessionmaker(engine)
+    now = utcnow()
+    players = {name: funded_player(sessions, name, 0) for name in ("all", "excluded", "poor")}
+    players["rich"] = funded_player(sessions, "rich", 10_000)
+    with sessions() as session, session.begin():
+        limits.set_limits(
+            session=session,
+            player_id=players["all"],
+            daily_cents=None,
+            weekly_cents=None,
+            monthly_cents=None,
+            loss_weekly_cents=50,
+            now=now,
+        )
+        for name in ("all", "excluded"):
+            limits.self_exclude(session=session, player_id=players[name], days=7, now=now)
+    refused: dict[str, str] = {}
+    for name, player_id in players.items():
+        outcome = _buy(engine, player_id, f"k-{name}", now)
+        assert isinstance(outcome, ServiceError), (name, outcome)
+        refused[name] = outcome.code
+    assert refused == {
+        "all": "loss_limit",
+        "excluded": "self_excluded",
+        "poor": "insufficient_funds",
+        "rich": "sold_out",
+    }
