@@ -285,7 +285,7 @@ class SalesDesk(WritingDesk[sales.Order, sales.SoldPlay | PlayView]):
         if session.get_bind().dialect.name == "postgresql":
             session.connection(execution_options={"isolation_level": "AUTOCOMMIT"})
         else:
-            session.connection()
+            super()._begin(session)
 
     def _write(
         self, session: Session, requests: list[sales.Order]
