@@ -197,7 +197,7 @@ def _plays(url: str) -> int:
     engine = make_engine(url)
     try:
         with make_sessionmaker(engine)() as session:
-            return sum(line.plays for line in sales_report(session=session).lines)
+            return sum(line.plays for line in sales_report(connection=session.connection()).lines)
     finally:
         engine.dispose()
 

@@ -119,7 +119,7 @@ def soak(minutes: int, workers: int, units: int) -> bool:
                 server.stop()
         engine = make_engine(url)
         with make_sessionmaker(engine)() as session:
-            report = run_audit(session=session)
+            report = run_audit(connection=session.connection())
         engine.dispose()
     finally:
         with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:

@@ -26,9 +26,9 @@ from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
 from pharaon.service import loading
 from pharaon.service.clock import utcnow
+from pharaon.settings import Settings
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
-from pharaon.store.settings import Settings
 from pharaon.web.app import create_app
 
 with warnings.catch_warnings():

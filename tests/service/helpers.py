@@ -2,29 +2,37 @@
 
 from __future__ import annotations
 
-import fcntl
-import os
-import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
-from datetime import date
+from collections.abc import Callable, Sequence
+from datetime import date, datetime
+from functools import cache
 
-from sqlalchemy import Engine
 from sqlalchemy.orm import Session
-from sqlalchemy.pool import QueuePool
 
-from pharaon.service import accounts, wallet
+from pharaon.service import accounts, logins, passwords, sales, wallet
 from pharaon.service.clock import utcnow
-from pharaon.store.engine import writer_lock_path
+from pharaon.service.errors import ServiceError, UnauthorizedError
+from pharaon.service.orders import Order, SoldPlay
+from pharaon.service.plays import PlayView
+from pharaon.service.sessions import NewSession
+from pharaon.store.transactions import Transactions
+
+PASSWORD = "long enough"
+
+
+@cache
+def password_hash() -> str:
+    """The hash of :data:`PASSWORD`, made once: argon2 is slow on purpose."""
+    return passwords.hash_password(PASSWORD)
 
 
 def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int) -> int:
-    """A new player ``name``@example.org with ``deposit_cents`` deposited; its id."""
+    """A new player ``name``@example.org (password :data:`PASSWORD`) with ``deposit_cents``
+    deposited; its id."""
     with sessions() as session:
         player_id = accounts.register(
             session=session,
             email=f"{name}@example.org",
-            password="long enough",
+            password_hash=password_hash(),
             birth_date=date(1980, 1, 1),
             now=utcnow(),
         ).player_id
@@ -40,23 +48,41 @@ def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int
     return player_id
 
 
-@contextmanager
-def another_writer(engine: Engine, wait: float = 60.0) -> Iterator[Callable[[], None]]:
-    """Hold the writer lock of ``engine``'s SQLite database as another process does, until the
-    block is left; yields ``beginning()``, which returns once a transaction of ``engine`` is
-    beginning (its connection taken from the pool, its BEGIN waiting for the lock)."""
-    pool = engine.pool
-    assert isinstance(pool, QueuePool)
+Outcome = PlayView | ServiceError
 
-    def beginning() -> None:
-        deadline = time.monotonic() + wait
-        while pool.checkedout() == 0:
-            assert time.monotonic() < deadline, "no transaction began"
-            time.sleep(0.01)
 
-    other = os.open(writer_lock_path(engine.url.database or ""), os.O_RDWR | os.O_CREAT, 0o600)
-    try:
-        fcntl.flock(other, fcntl.LOCK_EX)
-        yield beginning
-    finally:
-        os.close(other)  # and the lock with it
+def buy(
+    sessions: Callable[[], Session], orders: Sequence[Order], now: datetime | None = None
+) -> list[Outcome]:
+    """Sell ``orders`` in one transaction (as the writer sells a batch): each order's play as
+    its buyer sees it, or what refused it."""
+    with sessions() as session, session.begin():
+        sold = sales.sell(session=session, requests=orders, now=now or utcnow())
+    return [s.view() if isinstance(s, SoldPlay) else s for s in sold]
+
+
+def log_in(
+    db: Transactions,
+    email: str,
+    password: str,
+    *,
+    client: str | None,
+    throttle: logins.Throttle,
+    now: datetime,
+) -> NewSession:
+    """A player's log-in in the route's steps (web/routers/sessions.py), without HTTP: counted
+    and read, the password checked between transactions, then the session opened or the
+    failure counted against the address too."""
+    attempt = db.write(
+        accounts.begin_log_in,
+        email=accounts.login_email(email),
+        client=client,
+        throttle=throttle,
+        now=now,
+    )
+    if isinstance(attempt, ServiceError):
+        raise attempt
+    if not passwords.verify_password(attempt.password_hash, password):
+        db.write(logins.failed, keys=attempt.keys)
+        raise UnauthorizedError(accounts.WRONG)
+    return db.write(accounts.finish_log_in, attempt=attempt, now=now)

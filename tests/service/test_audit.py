@@ -22,7 +22,7 @@ from tests.conftest import BlockLoader, Player
 
 def _failures(engine: Engine) -> list[str]:
     with make_sessionmaker(engine)() as session:
-        return run_audit(session=session).failures
+        return run_audit(connection=session.connection()).failures
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ def _load(engine: Engine, block: BlockData, *, allow_test: bool = True) -> int:
 
 def _states(engine: Engine) -> dict[int, str]:
     with make_sessionmaker(engine)() as session:
-        return {b.block_id: b.state for b in blocks.list_blocks(session=session)}
+        return {b.block_id: b.state for b in blocks.list_blocks(connection=session.connection())}
 
 
 def test_load_stores_every_unit_in_sale_order(engine: Engine) -> None:
@@ -42,7 +42,7 @@ def test_load_stores_every_unit_in_sale_order(engine: Engine) -> None:
             .where(UnitRow.block_id == block_id)
             .order_by(UnitRow.serial)
         ).all()
-        [summary] = blocks.list_blocks(session=session)
+        [summary] = blocks.list_blocks(connection=session.connection())
     assert [r.serial for r in rows] == list(range(1, 101))
     cells = np.array([np.frombuffer(r.cells, dtype=np.int8) for r in rows])
     assert np.array_equal(cells, block.units)
@@ -71,7 +71,7 @@ def test_refusals_change_nothing(engine: Engine) -> None:
     with make_sessionmaker(engine)() as session:
         assert session.execute(select(func.count()).select_from(Block)).scalar_one() == 1
         assert session.execute(select(func.count()).select_from(UnitRow)).scalar_one() == 50
-        assert run_audit(session=session).ok
+        assert run_audit(connection=session.connection()).ok
 
 
 def test_load_file(engine: Engine, tmp_path: Path) -> None:
@@ -110,9 +110,9 @@ def test_one_open_block_per_price_and_deactivation(engine: Engine, load: BlockLo
         blocks.deactivate(session=session, block_id=a, reason="misprint", actor="t", now=utcnow())
         with pytest.raises(ConflictError):
             blocks.deactivate(session=session, block_id=a, reason="again", actor="t", now=utcnow())
-        listed = {s.block_id: s for s in blocks.list_blocks(session=session)}
+        listed = {s.block_id: s for s in blocks.list_blocks(connection=session.connection())}
         assert listed[a].deactivation_reason == "misprint"
-        assert run_audit(session=session).ok
+        assert run_audit(connection=session.connection()).ok
     assert _states(engine) == {a: "deactivated", b: "open", c: "open"}
 
 
@@ -122,14 +122,16 @@ def test_deactivation_is_the_callers_to_commit(engine: Engine, load: BlockLoader
     with make_sessionmaker(engine)() as session:
         blocks.deactivate(session=session, block_id=a, reason="misprint", actor="t", now=utcnow())
         assert session.in_transaction()
-        assert {s.block_id: s.state for s in blocks.list_blocks(session=session)} == {
+        assert {
+            s.block_id: s.state for s in blocks.list_blocks(connection=session.connection())
+        } == {
             a: "deactivated",
             b: "open",
         }
         session.rollback()
     assert _states(engine) == {a: "open", b: "loaded"}
     with make_sessionmaker(engine)() as session:
-        assert run_audit(session=session).ok
+        assert run_audit(connection=session.connection()).ok
 
 
 @pytest.mark.slow
@@ -137,7 +139,7 @@ def test_a_real_block_of_a_million_units(engine: Engine) -> None:
     block = generate_block(100, block_number=1)
     block_id = _load(engine, block, allow_test=False)
     with make_sessionmaker(engine)() as session:
-        [summary] = blocks.list_blocks(session=session)
+        [summary] = blocks.list_blocks(connection=session.connection())
         assert summary.block_id == block_id
         assert summary.block_size == 1_000_000
         assert sum(n for _, n in summary.remaining_lots) == 255_505
@@ -146,5 +148,5 @@ def test_a_real_block_of_a_million_units(engine: Engine) -> None:
             select(UnitRow.lot_cents).where(UnitRow.block_id == block_id, UnitRow.serial == 10**6)
         ).scalar_one()
         assert last == int(block.lots_cents[-1])
-        report = run_audit(session=session)
+        report = run_audit(connection=session.connection())
     assert report.ok, report.failures

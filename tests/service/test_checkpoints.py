@@ -52,7 +52,7 @@ def _rewrite_chain(engine: Engine, *, changed_seq: int) -> None:
 
 def _audit(engine: Engine, published: tuple[tuple[int, str], ...] = ()) -> audit.AuditReport:
     with make_sessionmaker(engine)() as session:
-        return audit.run_audit(session=session, published=published)
+        return audit.run_audit(connection=session.connection(), published=published)
 
 
 def test_a_block_load_takes_a_checkpoint_which_is_published(
@@ -68,7 +68,7 @@ def test_a_block_load_takes_a_checkpoint_which_is_published(
     found = r.json()
     assert [c["why"] for c in found] == ["daily", "block_loaded", "block_loaded"]
     with make_sessionmaker(engine)() as session:
-        head = audit.head(session)
+        head = audit.head(connection=session.connection())
         hashes = {
             int(seq): str(digest)
             for seq, digest in session.execute(select(AuditRecord.seq, AuditRecord.sha256))
@@ -104,7 +104,7 @@ def test_a_rewritten_chain_is_caught_by_its_checkpoints(
     runner = CliRunner()
     result = runner.invoke(app, ["audit", "--head", "--database-url", database_url])
     with make_sessionmaker(engine)() as session:
-        seq, digest = audit.head(session)
+        seq, digest = audit.head(connection=session.connection())
     assert (result.exit_code, result.stdout) == (
         0,
         f"audit chain head: seq {seq} sha256 {digest}\n",

@@ -1,28 +1,23 @@
-"""The weekly loss limit (docs/rules.md §6), checked by the sale: by the Python steps on SQLite,
-by ``pharaon_sell`` on PostgreSQL (migration 0006); both must refuse the same purchase."""
+"""The weekly loss limit (docs/rules.md §6), checked by the sale on both databases."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any
 
-import pytest
 from sqlalchemy import Engine
 
 from pharaon.game.modes import Mode
-from pharaon.service import limits, plays, sale_steps, sales, sell_function
+from pharaon.service import limits, plays
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import LossLimitReachedError, ServiceError
+from pharaon.service.orders import Order
 from pharaon.store.engine import make_sessionmaker
 from tests.conftest import BlockLoader
-from tests.service.helpers import funded_player
+from tests.service.helpers import Outcome, buy, funded_player
 
 
-def _buy(engine: Engine, player_id: int, key: str, now: datetime) -> sales.Outcome:
-    with make_sessionmaker(engine).begin() as session:
-        [outcome] = sales.buy_many(
-            session=session, orders=[sales.Order(player_id, 100, Mode.JOUER, key)], now=now
-        )
+def _buy(engine: Engine, player_id: int, key: str, now: datetime) -> Outcome:
+    [outcome] = buy(make_sessionmaker(engine), [Order(player_id, 100, Mode.JOUER, key)], now)
     return outcome
 
 
@@ -45,7 +40,7 @@ def _scenario(engine: Engine, name: str) -> list[str]:
         )
     seen: list[str] = []
 
-    def summary(outcome: sales.Outcome) -> str:
+    def summary(outcome: Outcome) -> str:
         if isinstance(outcome, ServiceError):
             return f"{outcome.code}: {outcome.detail}"
         return "sold"
@@ -60,8 +55,10 @@ def _scenario(engine: Engine, name: str) -> list[str]:
     assert isinstance(first, plays.PlayView)
     with sessions() as session, session.begin():
         for grid in (1, 2, 3, 4):
-            [finished] = plays.reveal_many(
-                session=session, reveals=[plays.Reveal(player_id, first.play_id, grid)]
+            [finished] = plays.reveal(
+                session=session,
+                requests=[plays.Reveal(player_id, first.play_id, grid)],
+                now=now,
             )
     assert isinstance(finished, plays.PlayView)
     assert finished.prize_cents is not None
@@ -85,28 +82,6 @@ EXPECTED = [
 def test_a_stake_past_the_loss_limit_is_refused(engine: Engine, load: BlockLoader) -> None:
     load(100, size=200)
     assert _scenario(engine, "loser") == EXPECTED
-
-
-@pytest.mark.postgres
-@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
-def test_the_function_and_the_steps_refuse_the_same_purchase(
-    engine: Engine, load: BlockLoader, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """On one PostgreSQL database, a player sold by ``pharaon_sell``, another by the steps."""
-    load(100, size=200)
-    called: list[bool] = []
-    in_postgres = sell_function.sell
-
-    def counted(*args: Any) -> Any:
-        called.append(True)
-        return in_postgres(*args)
-
-    monkeypatch.setattr(sell_function, "sell", counted)
-    by_function = _scenario(engine, "function")
-    assert called
-    monkeypatch.setattr(sell_function, "sell", sale_steps.sell)
-    by_steps = _scenario(engine, "steps")
-    assert by_function == by_steps == EXPECTED
 
 
 def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
@@ -134,7 +109,7 @@ def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
     put(None, now)
     with sessions() as session:
         later = limits.get_limits(
-            session=session, player_id=player_id, now=now + timedelta(hours=25)
+            connection=session.connection(), player_id=player_id, now=now + timedelta(hours=25)
         )
     assert later.loss_weekly_cents is None
     with sessions() as session, session.begin():

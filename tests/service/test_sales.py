@@ -1,4 +1,4 @@
-"""Batched sales (``sales.buy_many``), on SQLite and PostgreSQL: several orders in one
+"""The sale of a batch (``sales.sell``), on SQLite and PostgreSQL: several orders in one
 transaction, each refused one undone alone, serials in order across a block's end."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from sqlalchemy import Engine, event, func, select
 from sqlalchemy.orm import Session
 
 from pharaon.game.modes import Mode
-from pharaon.service import limits, sales, wallet
+from pharaon.service import limits, wallet
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import (
@@ -23,6 +23,7 @@ from pharaon.service.errors import (
     ServiceError,
     SoldOutError,
 )
+from pharaon.service.orders import Order
 from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import (
@@ -34,7 +35,7 @@ from pharaon.store.tables import (
     PlayRow,
 )
 from tests.conftest import BlockLoader
-from tests.service.helpers import funded_player
+from tests.service.helpers import Outcome, buy, funded_player
 
 Open = Callable[[], Session]
 
@@ -44,9 +45,8 @@ def sessions(engine: Engine) -> Open:
     return make_sessionmaker(engine)
 
 
-def _buy(sessions: Open, orders: list[sales.Order]) -> list[sales.Outcome]:
-    with sessions() as session, session.begin():
-        return sales.buy_many(session=session, orders=orders, now=utcnow())
+def _buy(sessions: Open, orders: list[Order]) -> list[Outcome]:
+    return buy(sessions, orders)
 
 
 def _balance(sessions: Open, player_id: int) -> int:
@@ -56,11 +56,11 @@ def _balance(sessions: Open, player_id: int) -> int:
 
 def _audit_ok(sessions: Open) -> None:
     with sessions() as session:
-        report = run_audit(session=session)
+        report = run_audit(connection=session.connection())
     assert report.ok, report.failures
 
 
-def _plays(outcomes: list[sales.Outcome]) -> list[PlayView]:
+def _plays(outcomes: list[Outcome]) -> list[PlayView]:
     assert all(isinstance(o, PlayView) for o in outcomes), outcomes
     return [o for o in outcomes if isinstance(o, PlayView)]
 
@@ -70,7 +70,7 @@ def test_a_batch_sells_consecutive_units(sessions: Open, load: BlockLoader) -> N
     load(300, size=50)
     buyers = [funded_player(sessions, f"p{n}", 1_000) for n in range(6)]
     orders = [
-        sales.Order(b, 300 if n % 2 else 100, Mode.AUTO if n < 3 else Mode.JOUER, f"k{n}")
+        Order(b, 300 if n % 2 else 100, Mode.AUTO if n < 3 else Mode.JOUER, f"k{n}")
         for n, b in enumerate(buyers)
     ]
     plays = _plays(_buy(sessions, orders))
@@ -95,7 +95,7 @@ def test_each_play_of_a_batch_has_its_own_transaction_key_and_audit_record(
     to its sale by its unit, and gets its own ledger transaction, key and audit record."""
     load(100, size=50)
     buyers = [funded_player(sessions, f"p{n}", 1_000) for n in range(8)]
-    plays = _plays(_buy(sessions, [sales.Order(b, 100, Mode.AUTO, f"k{b}") for b in buyers]))
+    plays = _plays(_buy(sessions, [Order(b, 100, Mode.AUTO, f"k{b}") for b in buyers]))
     with sessions() as session:
         for buyer, play in zip(buyers, plays, strict=True):
             row = session.get_one(PlayRow, play.play_id)
@@ -152,7 +152,7 @@ def test_on_sqlite_a_batch_inserts_each_table_s_rows_in_one_statement(
     event.listen(engine, "before_cursor_execute", seen)
     event.listen(engine.dialect, "do_executemany", executemany)
     try:
-        _plays(_buy(sessions, [sales.Order(b, 100, Mode.AUTO, "k") for b in buyers]))
+        _plays(_buy(sessions, [Order(b, 100, Mode.AUTO, "k") for b in buyers]))
     finally:
         event.remove(engine, "before_cursor_execute", seen)
         event.remove(engine.dialect, "do_executemany", executemany)
@@ -172,12 +172,12 @@ def test_refused_orders_change_nothing_and_the_others_sell(
     with sessions() as session, session.begin():
         limits.self_exclude(session=session, player_id=excluded, days=7, now=utcnow())
     orders = [
-        sales.Order(rich, 100, Mode.AUTO, "a"),
-        sales.Order(poor, 100, Mode.AUTO, "b"),
-        sales.Order(excluded, 100, Mode.AUTO, "c"),
-        sales.Order(fine, 250, Mode.AUTO, "d"),
-        sales.Order(fine, 100, "sideways", "e"),  # type: ignore[arg-type]  # unchecked caller
-        sales.Order(fine, 100, Mode.AUTO, None),
+        Order(rich, 100, Mode.AUTO, "a"),
+        Order(poor, 100, Mode.AUTO, "b"),
+        Order(excluded, 100, Mode.AUTO, "c"),
+        Order(fine, 250, Mode.AUTO, "d"),
+        Order(fine, 100, "sideways", "e"),  # type: ignore[arg-type]  # unchecked caller
+        Order(fine, 100, Mode.AUTO, None),
     ]
     outcomes = _buy(sessions, orders)
     assert isinstance(outcomes[0], PlayView)
@@ -199,7 +199,7 @@ def test_refused_orders_change_nothing_and_the_others_sell(
             session=session, player_id=poor, amount_cents=100, idempotency_key="more", now=utcnow()
         )
         session.commit()
-    (again,) = _plays(_buy(sessions, [sales.Order(poor, 100, Mode.AUTO, "b")]))
+    (again,) = _plays(_buy(sessions, [Order(poor, 100, Mode.AUTO, "b")]))
     assert again.serial == 2
     _audit_ok(sessions)
 
@@ -211,13 +211,13 @@ def test_a_block_that_sells_out_in_a_batch_opens_the_next(
     second = load(100, size=16, number=2)
     regular = funded_player(sessions, "regular", 10_000)
     # 14 units of the first block go one by one (a player's orders are sold one at a time).
-    _plays(_buy(sessions, [sales.Order(regular, 100, Mode.AUTO, f"r{n}") for n in range(14)]))
+    _plays(_buy(sessions, [Order(regular, 100, Mode.AUTO, f"r{n}") for n in range(14)]))
     buyers = [funded_player(sessions, f"b{n}", 1_000) for n in range(5)]
-    outcomes = _buy(sessions, [sales.Order(b, 100, Mode.AUTO, "k") for b in buyers])
+    outcomes = _buy(sessions, [Order(b, 100, Mode.AUTO, "k") for b in buyers])
     sold = [(p.block_id, p.serial) for p in _plays(outcomes)]
     assert sold == [(first, 15), (first, 16), (second, 1), (second, 2), (second, 3)]
-    _plays(_buy(sessions, [sales.Order(regular, 100, Mode.AUTO, f"s{n}") for n in range(12)]))
-    outcomes = _buy(sessions, [sales.Order(b, 100, Mode.AUTO, "last") for b in buyers[:3]])
+    _plays(_buy(sessions, [Order(regular, 100, Mode.AUTO, f"s{n}") for n in range(12)]))
+    outcomes = _buy(sessions, [Order(b, 100, Mode.AUTO, "last") for b in buyers[:3]])
     assert isinstance(outcomes[0], PlayView)
     assert (outcomes[0].block_id, outcomes[0].serial) == (second, 16)
     assert all(isinstance(o, SoldOutError) for o in outcomes[1:])
@@ -247,10 +247,10 @@ def test_a_retry_in_the_same_batch_replays_the_first(sessions: Open, load: Block
     outcomes = _buy(
         sessions,
         [
-            sales.Order(buyer, 100, Mode.AUTO, "same"),
-            sales.Order(buyer, 100, Mode.AUTO, "same"),
-            sales.Order(buyer, 100, Mode.AUTO, "other"),
-            sales.Order(buyer, 200, Mode.AUTO, "same"),
+            Order(buyer, 100, Mode.AUTO, "same"),
+            Order(buyer, 100, Mode.AUTO, "same"),
+            Order(buyer, 100, Mode.AUTO, "other"),
+            Order(buyer, 200, Mode.AUTO, "same"),
         ],
     )
     one, retry, other = _plays(outcomes[:3])
@@ -260,6 +260,6 @@ def test_a_retry_in_the_same_batch_replays_the_first(sessions: Open, load: Block
     with sessions() as session:
         assert session.execute(select(func.count()).select_from(PlayRow)).scalar_one() == 2
     # A later retry, in another batch, replays too.
-    (later,) = _plays(_buy(sessions, [sales.Order(buyer, 100, Mode.AUTO, "same")]))
+    (later,) = _plays(_buy(sessions, [Order(buyer, 100, Mode.AUTO, "same")]))
     assert later.play_id == one.play_id
     _audit_ok(sessions)

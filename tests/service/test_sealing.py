@@ -7,96 +7,66 @@ from pathlib import Path
 
 import pyotp
 import pytest
-from sqlalchemy import Engine, select, update
+from sqlalchemy import Engine, select
 
-from pharaon.service import operators, sealing
+from pharaon.service import logins, operators, passwords, sealing
 from pharaon.service.clock import utcnow
 from pharaon.service.sealing import SealingError
-from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Operator
+from pharaon.store.transactions import Transactions
 
 PASSWORD = "a long admin password"
 
 
 def test_the_key_file_is_made_once_owner_only(tmp_path: Path) -> None:
-    first = sealing.load(tmp_path / "keys")
+    with pytest.raises(SealingError, match="no TOTP key file"):
+        sealing.load(tmp_path / "keys")  # only adding an operator makes it
+    first = sealing.load(tmp_path / "keys", create=True)
     path = tmp_path / "keys" / sealing.KEY_FILE
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     assert sealing.load(tmp_path / "keys").key == first.key  # read, not made again
+    assert sealing.load(tmp_path / "keys", create=True).key == first.key
     sealed = first.seal("JBSWY3DPEHPK3PXP", email="a@example.org")
     assert sealed.startswith(sealing.PREFIX)
     assert "JBSWY3DPEHPK3PXP" not in sealed
     assert first.open(sealed, email="a@example.org") == "JBSWY3DPEHPK3PXP"
     with pytest.raises(SealingError, match="does not open"):
         first.open(sealed, email="b@example.org")  # copied to another operator's row
+    with pytest.raises(SealingError, match="does not open"):
+        first.open("JBSWY3DPEHPK3PXP", email="a@example.org")  # a secret left in clear
     path.chmod(0o644)
     with pytest.raises(SealingError, match="chmod 600"):
         sealing.load(tmp_path / "keys")
 
 
-def test_log_in_with_a_sealed_secret_and_a_wrong_key_file(engine: Engine, tmp_path: Path) -> None:
-    sealer = sealing.load(tmp_path / "right")
+def test_a_sealed_secret_opens_with_its_key_file_only(engine: Engine, tmp_path: Path) -> None:
+    sealer = sealing.load(tmp_path / "right", create=True)
+    db = Transactions(engine)
     now = utcnow()
-    with make_sessionmaker(engine)() as session:
-        created = operators.add(
-            session=session,
-            email="boss@example.org",
-            password=PASSWORD,
-            role="admin",
-            actor="test",
-            now=now,
-            sealer=sealer,
-        )
-        session.commit()
-        stored = session.execute(select(Operator.totp_secret)).scalar_one()
-        assert created.totp_secret not in stored
-        code = pyotp.TOTP(created.totp_secret).at(now)
-        with pytest.raises(SealingError, match="key file"):
-            operators.log_in(
-                session=session,
-                email="boss@example.org",
-                password=PASSWORD,
-                totp_code=code,
-                now=now,
-                sealer=sealing.load(tmp_path / "wrong"),
-            )
-        session.rollback()
-        operators.log_in(
-            session=session,
-            email="boss@example.org",
-            password=PASSWORD,
-            totp_code=code,
-            now=now,
-            sealer=sealer,
-        )
-        session.commit()
-
-
-def test_a_secret_from_before_0006_is_sealed_at_log_in(engine: Engine, tmp_path: Path) -> None:
-    sealer = sealing.load(tmp_path / "keys")
-    now = utcnow()
-    clear = pyotp.random_base32()
-    with make_sessionmaker(engine)() as session:
-        operators.add(
-            session=session,
-            email="old@example.org",
-            password=PASSWORD,
-            role="admin",
-            actor="test",
-            now=now,
-            sealer=sealer,
-        )
-        session.execute(update(Operator).values(totp_secret=clear))  # as migration 0005 left it
-        session.commit()
-        operators.log_in(
-            session=session,
-            email="old@example.org",
-            password=PASSWORD,
-            totp_code=pyotp.TOTP(clear).at(now),
-            now=now,
-            sealer=sealer,
-        )
-        session.commit()
-        stored = session.execute(select(Operator.totp_secret)).scalar_one()
-    assert stored.startswith(sealing.PREFIX)
-    assert sealer.open(stored, email="old@example.org") == clear
+    created = db.write(
+        operators.add,
+        email="boss@example.org",
+        password_hash=passwords.hash_password(PASSWORD),
+        role="admin",
+        actor="test",
+        now=now,
+        sealer=sealer,
+    )
+    with engine.connect() as connection:
+        stored = connection.execute(select(Operator.totp_secret)).scalar_one()
+    assert created.totp_secret not in stored
+    code = pyotp.TOTP(created.totp_secret).at(now)
+    attempt = db.write(
+        operators.begin_log_in,
+        email="boss@example.org",
+        client=None,
+        throttle=logins.Throttle(),
+        now=now,
+    )
+    assert isinstance(attempt, operators.Attempt)
+    wrong = sealing.load(tmp_path / "wrong", create=True)
+    with pytest.raises(SealingError, match="key file"):
+        operators.accepted_step(attempt, code, now=now, sealer=wrong)
+    step = operators.accepted_step(attempt, code, now=now, sealer=sealer)
+    assert step is not None
+    db.write(operators.finish_log_in, attempt=attempt, step=step, now=now)

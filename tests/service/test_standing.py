@@ -52,7 +52,9 @@ def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
     [waiting] = found.limits.pending
     assert (waiting.period, waiting.amount_cents) == ("daily", 2_000)
     with sessions() as session:
-        assert found.limits == limits.get_limits(session=session, player_id=player_id, now=utcnow())
+        assert found.limits == limits.get_limits(
+            connection=session.connection(), player_id=player_id, now=utcnow()
+        )
     later = _look_up(engine, player_id, hours_later=25)  # the raise is in force
     assert later.limits == limits.Limits(2_000, None, 8_000, ())
     assert later.balance_cents == 500

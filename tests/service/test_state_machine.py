@@ -542,7 +542,7 @@ class LifeOfPlayers(RuleBasedStateMachine):
     @invariant()
     def audit_is_clean(self) -> None:
         with make_sessionmaker(self.world.engine)() as session:
-            report = run_audit(session=session)
+            report = run_audit(connection=session.connection())
         assert report.ok, report.failures
 
     @invariant()

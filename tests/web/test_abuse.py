@@ -1,6 +1,6 @@
 """Abuse: credential stuffing across accounts from one address, bodies too large, slow
-clients (slowloris, slow bodies), the page's security headers, and Secure cookies behind an
-HTTPS proxy."""
+clients (slowloris: the proxy cuts them off; slow bodies), the page's security headers, and
+Secure cookies behind an HTTPS proxy."""
 
 from __future__ import annotations
 
@@ -18,37 +18,26 @@ import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
 
-from pharaon.service import accounts
+from pharaon.service import logins
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import LockedOutError, UnauthorizedError
 from pharaon.store.engine import make_sessionmaker
+from pharaon.store.transactions import Transactions
 from pharaon.web.guards import MAX_BODY_BYTES
+from tests.service.helpers import PASSWORD, funded_player, log_in
 from tests.web.live import LiveServer
 
 BIRTH = "1990-05-17"
 
 
 def test_log_ins_are_throttled_per_address_across_accounts(engine: Engine) -> None:
-    sessions = make_sessionmaker(engine)
+    db = Transactions(engine)
     now = utcnow()
-    with sessions() as session:
-        accounts.register(
-            session=session, email="real@example.org", password="long enough",
-            birth_date=now.date().replace(year=1990), now=now,
-        )  # fmt: skip
-        session.commit()
+    funded_player(make_sessionmaker(engine), "real", 0)
+    throttle = logins.Throttle(per_account=5, per_address=10, lockout=timedelta(minutes=15))
 
     def attempt(email: str, password: str, client: str) -> None:
-        with sessions() as session:
-            try:
-                accounts.log_in(
-                    session=session, email=email, password=password, now=now, client=client,
-                    max_failures=5, max_address_failures=10, lockout=timedelta(minutes=15),
-                )  # fmt: skip
-            except UnauthorizedError:
-                session.commit()  # as the route does: the failure's count stays
-                raise
-            session.commit()
+        log_in(db, email, password, client=client, throttle=throttle, now=now)
 
     # One wrong password each for ten accounts: no account reaches its own five.
     for n in range(10):
@@ -56,9 +45,9 @@ def test_log_ins_are_throttled_per_address_across_accounts(engine: Engine) -> No
             attempt(f"victim{n}@example.org", "guessed123", "203.0.113.7")
     # That address is now locked out, even with the right password of another account...
     with pytest.raises(LockedOutError):
-        attempt("real@example.org", "long enough", "203.0.113.7")
+        attempt("real@example.org", PASSWORD, "203.0.113.7")
     # ...while another address logs in to it.
-    attempt("real@example.org", "long enough", "198.51.100.2")
+    attempt("real@example.org", PASSWORD, "198.51.100.2")
 
 
 def test_the_api_answers_429_to_an_address_locked_out(client: TestClient) -> None:
@@ -144,7 +133,7 @@ def slow_server(engine: Engine, database_url: str, tmp_path: Path) -> Iterator[L
         database_url,
         tmp_path / "server.log",
         args=["--forwarded-allow-ips", "127.0.0.1"],
-        env={"PHARAON_HEADER_TIMEOUT_SECONDS": "2", "PHARAON_BODY_TIMEOUT_SECONDS": "2"},
+        env={"PHARAON_BODY_TIMEOUT_SECONDS": "2"},
     )
     live.start()
     yield live
@@ -152,6 +141,9 @@ def slow_server(engine: Engine, database_url: str, tmp_path: Path) -> Iterator[L
 
 
 def test_slowloris_does_not_starve_the_server(slow_server: LiveServer) -> None:
+    """Connections that never finish their headers cost the server no thread: it answers
+    others at once. Cutting them off is the proxy's job (HAProxy's ``timeout http-request``,
+    deploy/haproxy.cfg, tested in tests/deploy/)."""
     head = b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
     slow = []
     for _ in range(200):
@@ -167,17 +159,6 @@ def test_slowloris_does_not_starve_the_server(slow_server: LiveServer) -> None:
             for s in slow:
                 s.sendall(b"a")
             time.sleep(1)
-        # Past the header timeout (2 s here), the server has hung up on them.
-        closed = 0
-        for s in slow:
-            s.settimeout(3)
-            try:
-                closed += s.recv(100) == b""
-            except ConnectionResetError:
-                closed += 1
-            except TimeoutError:
-                pass  # still open: counted as not closed
-        assert closed == len(slow)
     finally:
         for s in slow:
             s.close()

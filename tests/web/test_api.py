@@ -15,16 +15,17 @@ from pharaon.game.evaluate import evaluate
 from pharaon.game.rules import rules
 from pharaon.game.unit import parse_ticket
 from pharaon.service.audit import run_audit
+from pharaon.settings import Settings
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.settings import Settings
 from pharaon.store.tables import Account, UnitRow
-from pharaon.web.app import DESKS, create_app
+from pharaon.web.app import TOGETHER, create_app
+from pharaon.web.database import Database
 from tests.conftest import BlockLoader, Player
 
 
 def _audit_ok(engine: Engine) -> None:
     with make_sessionmaker(engine)() as session:
-        report = run_audit(session=session)
+        report = run_audit(connection=session.connection())
     assert report.ok, report.failures
 
 
@@ -47,15 +48,14 @@ def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
 
 
 def test_a_write_is_answered_only_once_committed(client: TestClient, player: Player) -> None:
-    """The route's session commits before the answer leaves: a commit that fails is answered
-    500, never 201, and keeps nothing."""
+    """The writer commits before the answer leaves: a commit that fails is answered 500, never
+    201, and keeps nothing."""
     quiet = TestClient(client.app, raise_server_exceptions=False)
-    writers = client.app.state.sessionmaker  # type: ignore[attr-defined]
 
     def refuse(_session: Session) -> None:
         raise RuntimeError("the disk is full")
 
-    event.listen(writers, "before_commit", refuse)
+    event.listen(Session, "before_commit", refuse)
     try:
         r = quiet.post(
             "/api/v1/deposits",
@@ -63,7 +63,7 @@ def test_a_write_is_answered_only_once_committed(client: TestClient, player: Pla
             headers={**player.headers, "Idempotency-Key": "k"},
         )
     finally:
-        event.remove(writers, "before_commit", refuse)
+        event.remove(Session, "before_commit", refuse)
     assert (r.status_code, r.json()["error"]) == (500, "internal_error")
     assert player.balance() == 0
     assert player.deposit(500) == 500
@@ -299,8 +299,9 @@ def test_a_stake_not_on_sale_is_refused_before_the_database(
     """Bad input, told so even while the database is away: a 503 would have the client try
     again a request that can never be answered."""
     app = client.app
-    kept = app.state.reader  # type: ignore[attr-defined]
-    app.state.reader = create_engine(f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}")  # type: ignore[attr-defined]
+    kept = app.state.database  # type: ignore[attr-defined]
+    away = create_engine(f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}")
+    app.state.database = Database(away, readers=1, writers=1)  # type: ignore[attr-defined]
     try:
         for stake in (0, 150, 250, max(rules().prices_cents) + 100):
             r = client.get("/api/v1/prizes/remaining", params={"stake_cents": stake})
@@ -311,8 +312,8 @@ def test_a_stake_not_on_sale_is_refused_before_the_database(
         r = client.get("/api/v1/prizes/remaining", params={"stake_cents": rules().prices_cents[0]})
         assert (r.status_code, r.json()["error"]) == (503, "unavailable")
     finally:
-        app.state.reader.dispose()  # type: ignore[attr-defined]
-        app.state.reader = kept  # type: ignore[attr-defined]
+        away.dispose()
+        app.state.database = kept  # type: ignore[attr-defined]
 
 
 def test_rules_health_and_page(client: TestClient) -> None:
@@ -422,9 +423,9 @@ def test_log_out_ends_the_bearer_session(client: TestClient, player: Player) -> 
 def test_the_routes_threads_hold_no_more_connections_than_the_pool(
     engine: Engine, settings: Settings
 ) -> None:
-    """The routes that run in threads run ``pool_size`` at a time: with the desks', the
-    connections held at once never pass the pool, so none is opened and closed per request."""
-    small = settings.model_copy(update={"pool_size": 2})
+    """The database's doors hold a connection per thread: however many requests come at once,
+    the connections held never pass the pool, so none is opened and closed per request."""
+    small = settings.model_copy(update={"readers": 2, "writers": 1})
     lock = threading.Lock()
     held = most = 0
 
@@ -447,4 +448,4 @@ def test_the_routes_threads_hold_no_more_connections_than_the_pool(
         with ThreadPoolExecutor(16) as pool:
             codes = list(pool.map(lambda _: player.get("/plays").status_code, range(64)))
     assert codes == [200] * 64
-    assert 1 <= most <= small.pool_size + DESKS
+    assert 1 <= most <= small.readers + small.writers + TOGETHER

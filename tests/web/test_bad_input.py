@@ -93,7 +93,7 @@ def test_bad_input_is_refused(
     assert answer["detail"]
     assert (funded.get("/me").json(), funded.get("/plays").json()) == before
     with make_sessionmaker(engine)() as session:
-        assert run_audit(session=session).ok
+        assert run_audit(connection=session.connection()).ok
 
 
 @pytest.mark.parametrize(
@@ -193,7 +193,7 @@ def test_the_database_away_is_503_not_500(
     def away(**_kwargs: Any) -> None:
         raise error
 
-    monkeypatch.setattr(accounts, "log_in", away)
+    monkeypatch.setattr(accounts, "begin_log_in", away)
     r = client.post("/api/v1/sessions", json={"email": "a@example.org", "password": "x" * 10})
     assert r.status_code == 503
     assert r.json() == {

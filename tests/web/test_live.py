@@ -84,7 +84,7 @@ def _buy(
 
 def _check_books(engine: Engine, base: str, buyers: list[Buyer]) -> None:
     with make_sessionmaker(engine)() as session:
-        report = run_audit(session=session)
+        report = run_audit(connection=session.connection())
         sold = {b.id: b.next_serial - 1 for b in session.execute(select(Block)).scalars()}
     assert report.ok, report.failures
     seen: dict[int, set[int]] = {}

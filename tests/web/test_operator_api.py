@@ -17,28 +17,28 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from pharaon.pool.blockfile import write_block
-from pharaon.service import operators, sealing
+from pharaon.service import operators, passwords, sealing
 from pharaon.service.clock import utcnow
+from pharaon.settings import Settings
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.settings import Settings
 from pharaon.store.tables import AuditRecord, LedgerEntry
+from pharaon.store.transactions import Transactions
 from tests.conftest import BlockLoader, Player, make_block
 
 PASSWORD = "a long operator password"
 
 
 def _operator(engine: Engine, settings: Settings, email: str, role: str) -> str:
-    with make_sessionmaker(engine)() as session:
-        created = operators.add(
-            session=session,
-            email=email,
-            password=PASSWORD,
-            role=role,
-            actor="test",
-            now=utcnow(),
-            sealer=sealing.load(settings.keys_dir),
-        )
-        session.commit()
+    """Add an operator as ``pharaon operators add`` does; its TOTP secret."""
+    created = Transactions(engine).write(
+        operators.add,
+        email=operators.check_new(email=email, password=PASSWORD, role=role),
+        password_hash=passwords.hash_password(PASSWORD),
+        role=role,
+        actor="test",
+        now=utcnow(),
+        sealer=sealing.load(settings.keys_dir, create=True),
+    )
     return created.totp_secret
 
 
@@ -297,7 +297,7 @@ def test_a_wrong_totp_key_file_is_said_plainly(
     secret = _operator(engine, settings, "boss@example.org", "admin")
     key_file = settings.keys_dir / sealing.KEY_FILE
     key_file.unlink()
-    sealing.load(settings.keys_dir)  # another key, as if the wrong file were restored
+    sealing.load(settings.keys_dir, create=True)  # another key, as if the wrong file came back
     response = client.post(
         "/api/v1/operator/sessions",
         json={

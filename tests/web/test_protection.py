@@ -167,7 +167,7 @@ def test_every_protection_change_is_one_audit_record(engine: Engine, player: Pla
             .where(AuditRecord.actor == f"player:{player.player_id}")
             .order_by(AuditRecord.seq)
         ).all()
-        assert run_audit(session=session).ok
+        assert run_audit(connection=session.connection()).ok
     assert [kind for kind, _, _ in rows] == [
         "deposit_limits",
         "loss_limit",

@@ -1,10 +1,9 @@
 """``pharaon serve`` itself: migrates, (on a first start) loads one block per price, and
-becomes the server (``pharaon.web.serve``) in the same process; with several workers uvicorn's
-supervisor runs them on one socket, and they die with it."""
+becomes the server (``pharaon.web.serve``) in the same process; with several workers (on
+PostgreSQL) uvicorn's supervisor runs them on one socket."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 import signal
@@ -19,7 +18,6 @@ import httpx
 import pytest
 
 from pharaon.pool.keys import commitment, read_key_file
-from pharaon.web.serve import OneSendPerTurn
 from tests.web.live import free_port
 
 
@@ -96,10 +94,11 @@ def _connections_by_process(pids: list[int], port: int) -> dict[int, int]:
     return counts
 
 
-def test_workers_share_the_port_and_the_connections(tmp_path: Path) -> None:
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_workers_share_the_port_and_the_connections(database_url: str, tmp_path: Path) -> None:
     log = tmp_path / "workers.log"
-    database = f"sqlite:///{tmp_path / 'w.db'}"
-    process, url = _serve(database, log, "--no-first-start", "--workers", "2")
+    process, url = _serve(database_url, log, "--no-first-start", "--workers", "2")
     clients = []
     try:
         _wait(process, url, log, 90)
@@ -123,24 +122,16 @@ def test_workers_share_the_port_and_the_connections(tmp_path: Path) -> None:
     assert not any(_alive(w) for w in workers)
 
 
-def test_workers_die_with_a_killed_supervisor(tmp_path: Path) -> None:
-    log = tmp_path / "killed.log"
-    process, url = _serve(
-        f"sqlite:///{tmp_path / 'k.db'}", log, "--no-first-start", "--workers", "2"
+def test_serve_refuses_several_workers_on_sqlite(tmp_path: Path) -> None:
+    """SQLite has one writer: a server on it is one process."""
+    log = tmp_path / "sqlite.log"
+    process, _ = _serve(f"sqlite:///{tmp_path / 's.db'}", log, "--workers", "2")
+    assert process.wait(60) == 2
+    assert log.read_text().endswith(
+        "pharaon: error: SQLite has one writer, so one server process: "
+        "use --workers 1, or PostgreSQL\n"
     )
-    try:
-        _wait(process, url, log, 90)
-        workers = _workers(process.pid)
-        assert len(workers) == 2
-        process.kill()
-        process.wait(10)
-        deadline = time.monotonic() + 10
-        while any(_alive(w) for w in workers) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert not any(_alive(w) for w in workers)
-    finally:
-        if process.poll() is None:
-            _stop(process)
+    assert not (tmp_path / "s.db").exists()  # refused before anything was made
 
 
 def test_serve_refuses_a_bad_url(tmp_path: Path) -> None:
@@ -177,66 +168,6 @@ def test_first_start_loads_one_block_per_price(tmp_path: Path) -> None:
         key = read_key_file(path, who)
         assert {m[f"{who}_key_commitment"] for m in manifests} == {commitment(key)}
         assert key.hex() not in log.read_text()
-
-
-class Recorder(asyncio.Transport):
-    """A transport that records what is done to it."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple[str, bytes]] = []
-
-    def write(self, data: bytes | bytearray | memoryview) -> None:
-        self.calls.append(("write", bytes(data)))
-
-    def close(self) -> None:
-        self.calls.append(("close", b""))
-
-    def abort(self) -> None:
-        self.calls.append(("abort", b""))
-
-    def is_closing(self) -> bool:
-        return False
-
-    def get_write_buffer_size(self) -> int:
-        return 0
-
-
-def test_the_writes_of_one_turn_of_the_loop_leave_in_one_send() -> None:
-    async def main() -> list[tuple[str, bytes]]:
-        sent = Recorder()
-        one = OneSendPerTurn(sent)
-        one.write(b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n")
-        one.write(memoryview(b"{}"))
-        assert sent.calls == []  # not before the turn ends
-        assert one.get_write_buffer_size() == 45
-        await asyncio.sleep(0)
-        one.write(b"next")
-        await asyncio.sleep(0)
-        return sent.calls
-
-    assert asyncio.run(main()) == [
-        ("write", b"HTTP/1.1 201 Created\r\ncontent-length: 2\r\n\r\n{}"),
-        ("write", b"next"),
-    ]
-
-
-def test_what_is_written_leaves_before_the_connection_closes_unless_aborted() -> None:
-    async def main() -> tuple[list[tuple[str, bytes]], list[tuple[str, bytes]]]:
-        closed, aborted = Recorder(), Recorder()
-        one = OneSendPerTurn(closed)
-        one.write(b"bye")
-        one.close()
-        assert closed.calls == [("write", b"bye"), ("close", b"")]  # at once, in that order
-        gone = OneSendPerTurn(aborted)
-        gone.write(b"lost")
-        gone.abort()
-        await asyncio.sleep(0)
-        return closed.calls, aborted.calls
-
-    closed, aborted = asyncio.run(main())
-    assert closed == [("write", b"bye"), ("close", b"")]  # nothing sent twice
-    assert aborted == [("abort", b"")]
 
 
 def test_a_worker_starts_without_the_block_factory(tmp_path: Path) -> None:

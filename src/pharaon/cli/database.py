@@ -1,4 +1,5 @@
-"""The commands' way to the database: the settings, an engine on a current schema, a session.
+"""The commands' way to the database: the settings, and the two kinds of transaction
+(:class:`pharaon.store.transactions.Transactions`) on a current schema.
 
 Every command that reads or writes the database goes through here; a database error ends the
 command with one line. The server's layers are imported when a command asks, so the block
@@ -16,10 +17,8 @@ import click
 from pharaon.cli.app import fail
 
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
-    from sqlalchemy.orm import Session
-
-    from pharaon.store.settings import Settings
+    from pharaon.settings import Settings
+    from pharaon.store.transactions import Transactions
 
 database_url_option = click.option(
     "--database-url", help="SQLAlchemy URL (default: PHARAON_DATABASE_URL)."
@@ -27,7 +26,7 @@ database_url_option = click.option(
 
 
 def settings_for(database_url: str | None) -> Settings:
-    from pharaon.store.settings import Settings
+    from pharaon.settings import Settings
 
     settings = Settings()
     if database_url:
@@ -36,11 +35,15 @@ def settings_for(database_url: str | None) -> Settings:
 
 
 @contextmanager
-def engine_for(settings: Settings, *, migrate: bool = False) -> Iterator[Engine]:
+def database_for(settings: Settings, *, migrate: bool = False) -> Iterator[Transactions]:
+    """Transactions on the settings' database, its schema migrated first if ``migrate``, else
+    required current; any database error ends the command with one line."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from pharaon.store.engine import DatabaseUrlError, make_engine
+    from pharaon.store.faults import DatabaseRefusedValueError, DatabaseUnavailableError
     from pharaon.store.migrate import is_current, upgrade
+    from pharaon.store.transactions import Transactions
 
     try:
         engine = make_engine(settings.database_url)
@@ -51,17 +54,12 @@ def engine_for(settings: Settings, *, migrate: bool = False) -> Iterator[Engine]
             upgrade(engine)
         elif not is_current(engine):
             fail("the database schema is not current: run `pharaon db upgrade` first")
-        yield engine
+        yield Transactions(engine)
+    except DatabaseUnavailableError as exc:
+        fail(f"the database is unavailable: {exc}")
+    except DatabaseRefusedValueError as exc:
+        fail(f"the database refused a value: {exc}")
     except SQLAlchemyError as exc:
         fail(f"database error: {str(exc).splitlines()[0]}")
     finally:
         engine.dispose()
-
-
-@contextmanager
-def session_for(settings: Settings) -> Iterator[Session]:
-    """A session on a database whose schema is current; the caller commits."""
-    from pharaon.store.engine import make_sessionmaker
-
-    with engine_for(settings) as engine, make_sessionmaker(engine)() as session:
-        yield session

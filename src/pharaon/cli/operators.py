@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING
 import click
 
 from pharaon.cli.app import Group, app, fail
-from pharaon.cli.database import database_url_option, session_for, settings_for
+from pharaon.cli.database import database_for, database_url_option, settings_for
 
 # The server's layers are imported by the commands (cli/database.py): the CLI starts lean.
 if TYPE_CHECKING:
-    from sqlalchemy.orm import Session
+    from pharaon.store.transactions import Transactions
 
 operators_app = Group("operators", help="Back-office operators: add.", no_args_is_help=True)
 app.add_command(operators_app)
@@ -29,27 +29,22 @@ as_operator_option = click.option(
 )
 
 
-def acting(session: Session, as_email: str | None, *, admin: bool) -> str:
+def acting(db: Transactions, as_email: str | None, *, admin: bool) -> str:
     """The audit actor for a CLI action ``--as`` ``as_email``; fails (one line) when the
     operator is unknown, missing while operators exist, or not an admin when ``admin``."""
-    from sqlalchemy import select
-
     from pharaon.service import operators
     from pharaon.service.errors import ServiceError
-    from pharaon.store.tables import Operator
 
+    if as_email is None:
+        if db.read(operators.any_operator):
+            fail("operators exist: say who you are with --as EMAIL")
+        return ANONYMOUS
     try:
-        if as_email is None:
-            if session.execute(select(Operator.id).limit(1)).first() is not None:
-                fail("operators exist: say who you are with --as EMAIL")
-            return ANONYMOUS
-        current = operators.by_email(session=session, email=as_email)
+        current = db.read(operators.by_email, email=as_email)
         if admin:
             operators.require_admin(current)
     except ServiceError as exc:
         fail(exc.detail)
-    finally:
-        session.rollback()
     return current.actor
 
 
@@ -60,28 +55,27 @@ def acting(session: Session, as_email: str | None, *, admin: bool) -> str:
 @database_url_option
 def operators_add(email: str, role: str, as_email: str | None, database_url: str | None) -> None:
     """Add an operator; the password is asked (never in argv) and the TOTP secret shown once."""
-    from pharaon.service import operators, sealing
+    from pharaon.service import operators, passwords, sealing
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
 
     password: str = click.prompt("Password", hide_input=True, confirmation_prompt=True)
     settings = settings_for(database_url)
-    with session_for(settings) as session:
-        actor = acting(session, as_email, admin=True)
+    with database_for(settings) as db:
+        actor = acting(db, as_email, admin=True)
         try:
-            created = operators.add(
-                sealer=sealing.load(settings.keys_dir),
-                session=session,
-                email=email,
-                password=password,
+            address = operators.check_new(email=email, password=password, role=role)
+            created = db.write(
+                operators.add,
+                sealer=sealing.load(settings.keys_dir, create=True),
+                email=address,
+                password_hash=passwords.hash_password(password),
                 role=role,
                 actor=actor,
                 now=utcnow(),
             )
         except ServiceError as exc:
-            session.rollback()
             fail(exc.detail)
-        session.commit()
     click.echo(f"operator {created.email} added ({created.role})")
     click.echo("Add this to an authenticator app now; it is not shown again:")
     click.echo(f"  secret: {created.totp_secret}")
@@ -113,16 +107,16 @@ def export_sales(
     start = since.replace(tzinfo=UTC)
     end = until.replace(tzinfo=UTC) + timedelta(days=1)
     settings = settings_for(database_url)
-    with session_for(settings) as session:
-        actor = acting(session, as_email, admin=False)
+    with database_for(settings) as db:
+        actor = acting(db, as_email, admin=False)
         try:
-            done = exports.export_audited(
-                session=session, since=start, until=end, out=out, actor=actor, now=utcnow()
-            )
+            done = db.read(exports.export_period, since=start, until=end, out=out)
         except ServiceError as exc:
             fail(exc.detail)
         except OSError as exc:
             fail(f"cannot write {out}: {exc.strerror}")
-        session.commit()
+        db.write(
+            exports.record_export, exported=done, since=start, until=end, actor=actor, now=utcnow()
+        )
     rows = ", ".join(f"{n} {table}" for table, n in done.rows.items())
     click.echo(f"exported {rows} to {out}")

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import click
 
 from pharaon.cli.app import Group, app, fail
-from pharaon.cli.database import database_url_option, engine_for, session_for, settings_for
+from pharaon.cli.database import database_for, database_url_option, settings_for
 from pharaon.cli.operators import acting, as_operator_option
 from pharaon.cli.progress import prefixed, progress_display
 from pharaon.game.money import format_cents
@@ -19,9 +19,10 @@ from pharaon.game.money import format_cents
 # The server's layers (SQLAlchemy, the services) are imported by the commands that use them, so
 # that `pharaon verify` and the other block commands start without them.
 if TYPE_CHECKING:
-    from sqlalchemy import Engine
+    from sqlalchemy.orm import Session
 
-    from pharaon.store.settings import Settings
+    from pharaon.settings import Settings
+    from pharaon.store.transactions import Transactions
 
 db_app = Group("db", help="The database: schema migrations.", no_args_is_help=True)
 blocks_app = Group(
@@ -36,7 +37,7 @@ app.add_command(blocks_app)
 def db_upgrade(database_url: str | None) -> None:
     """Create or migrate the database schema to the newest revision."""
     settings = settings_for(database_url)
-    with engine_for(settings, migrate=True):
+    with database_for(settings, migrate=True):
         click.echo("database schema is current")
 
 
@@ -53,11 +54,11 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
     from pharaon.service.errors import ServiceError
 
     settings = settings_for(database_url)
-    with session_for(settings) as session, progress_display() as progress:
-        actor = acting(session, as_email, admin=True)
+    with database_for(settings) as db, progress_display() as progress:
+        actor = acting(db, as_email, admin=True)
         try:
-            block_id = loading.load_block_file(
-                session=session,
+            block_id = db.write(
+                loading.load_block_file,
                 path=file,
                 allow_test=settings.allow_test_blocks,
                 actor=actor,
@@ -66,7 +67,6 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
             )
         except ServiceError as exc:
             fail(exc.detail)
-        session.commit()
     click.echo(f"loaded block {block_id}")
 
 
@@ -80,8 +80,8 @@ def blocks_list(database_url: str | None) -> None:
     from pharaon.service import blocks
 
     settings = settings_for(database_url)
-    with session_for(settings) as session:
-        found = blocks.list_blocks(session=session)
+    with database_for(settings) as db:
+        found = db.read(blocks.list_blocks)
     table = Table("id", "block", "price", "state", "sold", "remaining lots")
     for b in found:
         lots = ", ".join(f"{n}×{format_cents(lot)}" for lot, n in b.remaining_lots)
@@ -112,15 +112,12 @@ def blocks_deactivate(
     from pharaon.service.errors import ServiceError
 
     settings = settings_for(database_url)
-    with session_for(settings) as session:
-        actor = acting(session, as_email, admin=True)
+    with database_for(settings) as db:
+        actor = acting(db, as_email, admin=True)
         try:
-            blocks.deactivate(
-                session=session, block_id=block_id, reason=reason, actor=actor, now=utcnow()
-            )
+            db.write(blocks.deactivate, block_id=block_id, reason=reason, actor=actor, now=utcnow())
         except ServiceError as exc:
             fail(exc.detail)
-        session.commit()
     click.echo(f"block {block_id} deactivated")
 
 
@@ -158,46 +155,51 @@ def audit_command(database_url: str | None, head: bool, checkpoints: Path | None
 
     settings = settings_for(database_url)
     published = [] if checkpoints is None else _published(checkpoints)
-    with session_for(settings) as session:
+    with database_for(settings) as db:
         if head:
-            seq, digest = audit.head(session)
+            seq, digest = db.read(audit.head)
             click.echo(f"audit chain head: seq {seq} sha256 {digest}")
             return
-        report = audit.run_audit(session=session, published=published)
+        # One snapshot: the checks agree with each other while sales go on.
+        report = db.read(audit.run_audit, published=published)
     for name, passed, found in report.checks:
         click.echo(f"{'ok  ' if passed else 'FAIL'}  {name}: {found}")
     if not report.ok:
         fail("audit failed: " + "; ".join(report.failures), code=1)
 
 
-def _first_start(engine: Engine, settings: Settings) -> None:
+def _first_start(db: Transactions, settings: Settings) -> None:
     """On an empty database, generate and load one block per price, so there is a game; the
-    keys are kept in files under ``settings.keys_dir``, so the blocks can be made again."""
+    keys are kept in files under ``settings.keys_dir``, so the blocks can be made again. Once
+    per deployment: a server that starts beside another waits, then finds the blocks loaded."""
+    from pharaon.service import loading
+
+    if not db.read(loading.has_blocks):
+        db.write(_load_first_blocks, settings=settings)
+
+
+def _load_first_blocks(*, session: Session, settings: Settings) -> None:
     from pharaon.game.rules import rules
     from pharaon.pool.generate import generate_block
-    from pharaon.service import blocks, loading
+    from pharaon.service import loading
     from pharaon.service.clock import utcnow
-    from pharaon.store.engine import make_sessionmaker
 
-    sessions = make_sessionmaker(engine)
-    with sessions() as session:
-        if blocks.has_blocks(session=session):
-            return
+    if not loading.begin_first_start(session=session):
+        return  # another server loaded them while this one waited
     click.echo("first start: generating one block per price (this takes a while)", err=True)
     vendor, operator = _first_start_keys(settings.keys_dir)
     with progress_display() as progress:
         for price in rules().prices_cents:
             shown = prefixed(progress, f"{format_cents(price)} ")
             block = generate_block(price, vendor_key=vendor, operator_key=operator, progress=shown)
-            with sessions.begin() as session:  # one block, one transaction
-                loading.load_block(
-                    session=session,
-                    block=block,
-                    allow_test=settings.allow_test_blocks,
-                    actor="operator:first-start",
-                    now=utcnow(),
-                    progress=shown,
-                )
+            loading.load_block(
+                session=session,
+                block=block,
+                allow_test=settings.allow_test_blocks,
+                actor="operator:first-start",
+                now=utcnow(),
+                progress=shown,
+            )
 
 
 def _first_start_keys(folder: Path) -> tuple[bytes, bytes]:
@@ -259,10 +261,14 @@ def serve(  # noqa: PLR0917 (click passes its options by name)
     forwarded_allow_ips: str,
 ) -> None:
     """Migrate the database, load blocks on a first start, and serve the API and the page."""
+    from pharaon.store.engine import is_sqlite
+
     settings = settings_for(database_url)
-    with engine_for(settings, migrate=True) as engine:
+    if workers > 1 and is_sqlite(settings.database_url):
+        fail("SQLite has one writer, so one server process: use --workers 1, or PostgreSQL")
+    with database_for(settings, migrate=True) as db:
         if first_start:
-            _first_start(engine, settings)
+            _first_start(db, settings)
     # Replace this process by the server (pharaon.web.serve): the workers start lean (no
     # block factory, no numba) and read their settings, the database URL included, from the
     # environment.

@@ -1,20 +1,22 @@
-"""Players: registration (adults only), argon2 password hashes, log-in with lock-out."""
+"""Players' accounts: sign-up (adults only) and log-in, with the lock-out of
+:mod:`pharaon.service.logins`.
+
+The slow part of both, the password's hash (:mod:`pharaon.service.passwords`), is done by the
+caller between the transactions, never in one: sign-up is :func:`check_sign_up`, the hash, then
+:func:`register`; log-in is :func:`begin_log_in`, the check of the password against the hash it
+returns, then :func:`finish_log_in`.
+"""
 
 from __future__ import annotations
 
 import re
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
-from sqlalchemy import delete, func, insert, select, update
-from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import sessions
+from pharaon.service import logins, passwords, sessions
 from pharaon.service.errors import (
     EmailTakenError,
     InvalidError,
@@ -22,17 +24,18 @@ from pharaon.service.errors import (
     UnauthorizedError,
     UnderageError,
 )
-from pharaon.store.tables import Account, LoginFailure, Player
+from pharaon.store.dialect import OnConflict
+from pharaon.store.tables import Account, Player
 
 ADULT_AGE = 18
-PASSWORD_MIN, PASSWORD_MAX = 8, 256
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+$")
-# OWASP's argon2id setting (19 MiB, 2 passes): 64 MiB per log-in would crowd a worker.
-_hasher = PasswordHasher(time_cost=2, memory_cost=19_456, parallelism=1)
-# Hashes run on two threads of their own: a rush of log-ins costs at most two 19 MiB
-# buffers, where each request thread's allocator arena would otherwise keep one.
-_HASHING = ThreadPoolExecutor(max_workers=2, thread_name_prefix="argon2")
-_DUMMY_HASH = _hasher.hash("not a password anyone has")
+WRONG = "wrong email or password"
+
+_INSERT_PLAYER = OnConflict(
+    lambda insert_: (
+        insert_(Player).on_conflict_do_nothing(index_elements=["email"]).returning(Player.id)
+    )
+)
 
 
 def normalise_email(email: str) -> str:
@@ -55,15 +58,11 @@ class Registered:
     email: str
 
 
-def register(
-    *, session: Session, email: str, password: str, birth_date: date, now: datetime
-) -> Registered:
-    """Open a player's account with a zero balance; adults only (403 ``underage``)."""
+def check_sign_up(*, email: str, password: str, birth_date: date, now: datetime) -> str:
+    """The normalised email of a sign-up whose fields are acceptable; else
+    :class:`InvalidError`, or :class:`UnderageError` (403) under 18."""
     address = normalise_email(email)
-    if not PASSWORD_MIN <= len(password) <= PASSWORD_MAX:
-        raise InvalidError(
-            f"password must be {PASSWORD_MIN} to {PASSWORD_MAX} characters, got {len(password)}"
-        )
+    passwords.check_length(password)
     today = now.date()
     if birth_date > today or birth_date.year < 1900:
         raise InvalidError(
@@ -71,136 +70,92 @@ def register(
         )
     if age_on(birth_date, today) < ADULT_AGE:
         raise UnderageError(f"players must be at least {ADULT_AGE} years old")
-    taken = EmailTakenError(f"a player with email {address} already exists")
-    if session.execute(select(Player.id).where(Player.email == address)).first():
-        raise taken
-    password_hash = _hash(password)
-    try:
-        # A savepoint: when a concurrent sign-up took the email first, the caller's
-        # transaction survives the refused insert.
-        with session.begin_nested():
-            player_id = session.execute(
-                insert(Player)
-                .values(
-                    email=address,
-                    password_hash=password_hash,
-                    birth_date=birth_date,
-                    created_at=now,
-                )
-                .returning(Player.id)
-            ).scalar_one()
-    except IntegrityError as exc:
-        if session.execute(select(Player.id).where(Player.email == address)).first():
-            raise taken from exc
-        raise
+    return address
+
+
+def register(
+    *, session: Session, email: str, password_hash: str, birth_date: date, now: datetime
+) -> Registered:
+    """Open the account of a sign-up checked by :func:`check_sign_up` (``email`` normalised,
+    the password already hashed) with a zero balance; :class:`EmailTakenError` if the email is
+    already a player's, however many sign up with it at once."""
+    connection = session.connection()
+    player_id = connection.execute(
+        _INSERT_PLAYER.on(connection),
+        {
+            "email": email,
+            "password_hash": password_hash,
+            "birth_date": birth_date,
+            "created_at": now,
+        },
+    ).scalar_one_or_none()
+    if player_id is None:
+        raise EmailTakenError(f"a player with email {email} already exists")
     session.execute(insert(Account).values(kind="player", player_id=player_id, balance_cents=0))
-    return Registered(int(player_id), address)
+    return Registered(int(player_id), email)
 
 
-def _hash(password: str) -> str:
-    return _HASHING.submit(_hasher.hash, password).result()
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """A log-in counted by the lock-out, to be checked against ``password_hash`` (None: no open
+    account has that email, and the check fails in the same time)."""
+
+    keys: logins.Keys
+    player_id: int | None
+    password_hash: str | None
 
 
-def _verify(password_hash: str, password: str) -> bool:
+def login_email(email: str) -> str:
+    """The email a log-in is counted under; :class:`UnauthorizedError` for one that cannot be
+    any player's (no count: it names no account)."""
     try:
-        return _HASHING.submit(_hasher.verify, password_hash, password).result()
-    except (VerificationError, InvalidHashError):
-        return False
+        return normalise_email(email)
+    except InvalidError as exc:
+        raise UnauthorizedError(WRONG) from exc
 
 
-def address_key(client: str) -> str:
-    """The lock-out row of a client address: ``ip:`` and the address, which holds no ``@`` so
-    it never meets an email's row (one table for both kinds of lock-out)."""
-    return f"ip:{client}"[:254]
-
-
-def log_in(
+def begin_log_in(
     *,
     session: Session,
     email: str,
-    password: str,
+    client: str | None,
+    throttle: logins.Throttle,
     now: datetime,
-    max_failures: int = 5,
-    lockout: timedelta = timedelta(minutes=15),
-    client: str | None = None,
-    max_address_failures: int = 20,
-) -> sessions.NewSession:
-    """A new session for the right password; after ``max_failures`` wrong ones for an email,
-    or ``max_address_failures`` from the ``client`` address across emails (credential
-    stuffing), 429 for a while.
-
-    Failures are counted per email, known or not, and per address, in the caller's
-    transaction, which the caller commits though the call fails (:class:`UnauthorizedError`).
-    A success clears its email's count, not its address's.
-    """
-    try:
-        address = normalise_email(email)
-    except InvalidError as exc:
-        raise UnauthorizedError("wrong email or password") from exc
-    counted = [(address, max_failures)]
-    if client:
-        counted.append((address_key(client), max_address_failures))
-    check_not_locked(session, [key for key, _ in counted], now)
-    player = session.execute(
-        select(Player.id, Player.password_hash, Player.closed_at).where(Player.email == address)
+) -> Attempt | LockedOutError:
+    """Count a log-in with ``email`` (from :func:`login_email`) from ``client`` against the
+    lock-out and read what its password is checked against; or the refusal when it is locked
+    out (returned: the caller commits the lock-out)."""
+    keys = logins.player_keys(email, client)
+    refused = logins.begin(session=session, keys=keys, throttle=throttle, now=now)
+    if refused is not None:
+        return refused
+    row = session.execute(
+        select(Player.id, Player.password_hash).where(
+            Player.email == email, Player.closed_at.is_(None)
+        )
     ).first()
-    if player is not None and player.closed_at is not None:
-        player = None  # a closed account answers as an unknown one
-    if player is None or not _verify(player.password_hash, password):
-        if player is None:
-            _verify(_DUMMY_HASH, password)  # the same time whether the email exists or not
-        count_failures(session, counted, now, lockout)
-        raise UnauthorizedError("wrong email or password")
-    clear_failures(session, address)
-    if _hasher.check_needs_rehash(player.password_hash):
+    if row is None:  # unknown or closed: answered as a wrong password
+        return Attempt(keys, None, None)
+    return Attempt(keys, int(row.id), row.password_hash)
+
+
+def finish_log_in(
+    *, session: Session, attempt: Attempt, now: datetime, new_hash: str | None = None
+) -> sessions.NewSession:
+    """A new session for an attempt whose password was right (its count given back); the
+    password's hash replaced by ``new_hash`` if the caller made one (older settings)."""
+    if attempt.player_id is None:
+        raise UnauthorizedError(WRONG)
+    logins.succeeded(session=session, keys=attempt.keys)
+    if new_hash is not None:
         session.execute(
-            update(Player).where(Player.id == player.id).values(password_hash=_hash(password))
+            update(Player).where(Player.id == attempt.player_id).values(password_hash=new_hash)
         )
-    return sessions.create(session, player_id=int(player.id), now=now)
+    return sessions.create(session, player_id=attempt.player_id, now=now)
 
 
-def check_not_locked(session: Session, keys: list[str], now: datetime) -> None:
-    """:class:`LockedOutError` (429) while any of the lock-out rows ``keys`` is locked; the
-    one throttle of players' and operators' log-ins (keys: an email, :func:`address_key`,
-    :func:`pharaon.service.operators.throttle_keys`)."""
-    locked_until = session.execute(
-        select(func.max(LoginFailure.locked_until)).where(LoginFailure.email.in_(keys))
-    ).scalar_one_or_none()
-    if locked_until is not None and locked_until > now:
-        raise LockedOutError(
-            f"too many failed logins: try again after {locked_until.isoformat(timespec='seconds')}"
-        )
-
-
-def count_failures(
-    session: Session, counted: list[tuple[str, int]], now: datetime, lockout: timedelta
-) -> None:
-    """Count a failed log-in on each row of ``counted`` (key, failures that lock it out for
-    ``lockout``), in the caller's transaction: the caller commits it though the log-in fails."""
-    for key, most in counted:
-        _count_failure(session, key, now, most, lockout)
-
-
-def clear_failures(session: Session, key: str) -> None:
-    """A successful log-in clears the count of its account's row (not its address's)."""
-    session.execute(delete(LoginFailure).where(LoginFailure.email == key))
-
-
-def _count_failure(
-    session: Session, email: str, now: datetime, max_failures: int, lockout: timedelta
-) -> None:
-    dialect = session.get_bind().dialect.name
-    insert_ = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    table = LoginFailure.__table__
-    failures = session.execute(
-        insert_(LoginFailure)
-        .values(email=email, failures=1, locked_until=None)
-        .on_conflict_do_update(index_elements=["email"], set_={"failures": table.c.failures + 1})
-        .returning(LoginFailure.failures)
-    ).scalar_one()
-    if failures >= max_failures:
-        session.execute(
-            update(LoginFailure)
-            .where(LoginFailure.email == email)
-            .values(failures=0, locked_until=now + lockout)
-        )
+def password_hash(*, connection: Connection, player_id: int) -> str:
+    """The player's password hash (to check a password asked again: a change, a closure)."""
+    return str(
+        connection.execute(select(Player.password_hash).where(Player.id == player_id)).scalar_one()
+    )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Select, bindparam, func, insert, select, update
+from sqlalchemy import Connection, Select, bindparam, func, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.game.board import GRIDS
@@ -44,6 +44,16 @@ _MOVE_HEAD = (
     .where(AuditHead.id == _HEAD)
     .values(seq=bindparam("new_seq"), sha256=bindparam("new_sha256"))
 )
+
+
+def player_actor(player_id: int) -> str:
+    """How a player is named in the audit log."""
+    return f"player:{player_id}"
+
+
+def operator_actor(email: str) -> str:
+    """How an operator is named in the audit log."""
+    return f"operator:{email}"
 
 
 def canonical_json(payload: dict[str, Any]) -> str:
@@ -118,9 +128,11 @@ class AuditReport:
         return [f"{name}: {found}" for name, passed, found in self.checks if not passed]
 
 
-def _check_ledger(session: Session) -> list[tuple[str, bool, str]]:
-    total = session.execute(select(func.coalesce(func.sum(LedgerEntry.amount_cents), 0))).scalar()
-    unbalanced = session.execute(
+def _check_ledger(connection: Connection) -> list[tuple[str, bool, str]]:
+    total = connection.execute(
+        select(func.coalesce(func.sum(LedgerEntry.amount_cents), 0))
+    ).scalar()
+    unbalanced = connection.execute(
         select(func.count()).select_from(
             select(LedgerEntry.transaction_id)
             .group_by(LedgerEntry.transaction_id)
@@ -128,7 +140,7 @@ def _check_ledger(session: Session) -> list[tuple[str, bool, str]]:
             .subquery()
         )
     ).scalar_one()
-    empty = session.execute(
+    empty = connection.execute(
         select(func.count())
         .select_from(LedgerTransaction)
         .where(
@@ -142,7 +154,7 @@ def _check_ledger(session: Session) -> list[tuple[str, bool, str]]:
         .group_by(LedgerEntry.account_id)
         .subquery()
     )
-    mismatched = session.execute(
+    mismatched = connection.execute(
         select(Account.id, Account.balance_cents, func.coalesce(sums.c.total, 0))
         .outerjoin(sums, sums.c.account_id == Account.id)
         .where(Account.balance_cents != func.coalesce(sums.c.total, 0))
@@ -164,20 +176,20 @@ def _check_ledger(session: Session) -> list[tuple[str, bool, str]]:
     ]
 
 
-def _counts(session: Session, query: Select[int, int]) -> dict[int, int]:
-    return {int(k): int(v) for k, v in session.execute(query)}
+def _counts(connection: Connection, query: Select[int, int]) -> dict[int, int]:
+    return {int(k): int(v) for k, v in connection.execute(query)}
 
 
-def _check_units(session: Session) -> list[tuple[str, bool, str]]:
+def _check_units(connection: Connection) -> list[tuple[str, bool, str]]:
     out: list[tuple[str, bool, str]] = []
     plays_per_block = _counts(
-        session, select(PlayRow.block_id, func.count()).group_by(PlayRow.block_id)
+        connection, select(PlayRow.block_id, func.count()).group_by(PlayRow.block_id)
     )
     units_per_block = _counts(
-        session, select(UnitRow.block_id, func.count()).group_by(UnitRow.block_id)
+        connection, select(UnitRow.block_id, func.count()).group_by(UnitRow.block_id)
     )
     beyond = _counts(
-        session,
+        connection,
         select(PlayRow.block_id, func.count())
         .join(Block, Block.id == PlayRow.block_id)
         .where(PlayRow.serial >= Block.next_serial)
@@ -185,7 +197,7 @@ def _check_units(session: Session) -> list[tuple[str, bool, str]]:
     )
     problems: list[str] = []
     size_problems: list[str] = []
-    for block_id, size, next_serial in session.execute(
+    for block_id, size, next_serial in connection.execute(
         select(Block.id, Block.block_size, Block.next_serial).order_by(Block.id)
     ):
         sold = next_serial - 1
@@ -199,7 +211,7 @@ def _check_units(session: Session) -> list[tuple[str, bool, str]]:
         unsold = units - sold
         if units != size or sold + unsold != size:
             size_problems.append(f"block {block_id}: {sold} sold + {unsold} unsold != {size}")
-    orphans = session.execute(
+    orphans = connection.execute(
         select(func.count())
         .select_from(PlayRow)
         .outerjoin(
@@ -210,7 +222,7 @@ def _check_units(session: Session) -> list[tuple[str, bool, str]]:
     if orphans:
         problems.append(f"{orphans} plays without their unit")
     out.append(("one play per sold unit", not problems, "; ".join(problems) or "all match"))
-    wrong_lots = session.execute(
+    wrong_lots = connection.execute(
         select(PlayRow.id, PlayRow.prize_cents, UnitRow.lot_cents)
         .join(UnitRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial))
         .where(PlayRow.prize_cents != UnitRow.lot_cents)
@@ -235,11 +247,11 @@ def _check_units(session: Session) -> list[tuple[str, bool, str]]:
     return out
 
 
-def _check_pending(session: Session) -> tuple[str, bool, str]:
-    held = session.execute(
+def _check_pending(connection: Connection) -> tuple[str, bool, str]:
+    held = connection.execute(
         select(Account.balance_cents).where(Account.id == PENDING_ACCOUNT)
     ).scalar_one()
-    waiting = session.execute(
+    waiting = connection.execute(
         select(func.coalesce(func.sum(PlayRow.prize_cents), 0)).where(
             PlayRow.mode == Mode.JOUER, PlayRow.revealed != ALL_GRIDS
         )
@@ -252,13 +264,15 @@ def _check_pending(session: Session) -> tuple[str, bool, str]:
 
 
 def _check_chain(
-    session: Session, published: Sequence[tuple[int, str]] = ()
+    connection: Connection, published: Sequence[tuple[int, str]] = ()
 ) -> tuple[str, bool, str]:
     anchors: dict[int, set[str]] = {}
     for seq, digest in [
         *(
             (int(seq), str(digest))
-            for seq, digest in session.execute(select(AuditCheckpoint.seq, AuditCheckpoint.sha256))
+            for seq, digest in connection.execute(
+                select(AuditCheckpoint.seq, AuditCheckpoint.sha256)
+            )
         ),
         *published,
     ]:
@@ -267,16 +281,12 @@ def _check_chain(
     prev, expected_seq, count = GENESIS_HASH, 1, 0
     last_seq = 0
     while True:
-        rows = (
-            session.execute(
-                select(AuditRecord)
-                .where(AuditRecord.seq > last_seq)
-                .order_by(AuditRecord.seq)
-                .limit(_CHAIN_BATCH)
-            )
-            .scalars()
-            .all()
-        )
+        rows = connection.execute(
+            select(AuditRecord)
+            .where(AuditRecord.seq > last_seq)
+            .order_by(AuditRecord.seq)
+            .limit(_CHAIN_BATCH)
+        ).all()
         if not rows:
             break
         for r in rows:
@@ -301,8 +311,7 @@ def _check_chain(
                 )
             prev, expected_seq, count = r.sha256, expected_seq + 1, count + 1
         last_seq = rows[-1].seq
-        session.expunge_all()
-    head_seq, head_hash = session.execute(
+    head_seq, head_hash = connection.execute(
         select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD)
     ).one()
     if head_seq != count or head_hash != prev:
@@ -317,23 +326,24 @@ def _check_chain(
     return ("audit chain intact", True, f"{count} records, through {len(anchors)} checkpoints")
 
 
-def run_audit(*, session: Session, published: Sequence[tuple[int, str]] = ()) -> AuditReport:
+def run_audit(*, connection: Connection, published: Sequence[tuple[int, str]] = ()) -> AuditReport:
     """Check the ledger, the balances, the pending lots, units against plays, block sizes and
     the audit chain, which must pass through every checkpoint: the stored ones and
     ``published`` (seq, sha256), copies kept outside the database. Read in the caller's
-    transaction, which the caller ends."""
+    transaction, which must see one snapshot (a reader's), or the checks would compare
+    moments apart while sales go on."""
     checks = [
-        *_check_ledger(session),
-        _check_pending(session),
-        *_check_units(session),
-        _check_chain(session, published),
+        *_check_ledger(connection),
+        _check_pending(connection),
+        *_check_units(connection),
+        _check_chain(connection, published),
     ]
     return AuditReport(tuple(checks))
 
 
-def head(session: Session) -> tuple[int, str]:
+def head(*, connection: Connection) -> tuple[int, str]:
     """The chain's head: the last record's sequence number and hash (0 and zeros if empty)."""
-    seq, digest = session.execute(
+    seq, digest = connection.execute(
         select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD)
     ).one()
     return int(seq), str(digest)

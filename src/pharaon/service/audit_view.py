@@ -5,8 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, func, select
 
 from pharaon.store.tables import AuditRecord
 
@@ -29,7 +28,7 @@ class AuditPage:
 
 def audit_page(
     *,
-    session: Session,
+    connection: Connection,
     offset: int = 0,
     limit: int = 50,
     kind: str | None = None,
@@ -41,14 +40,14 @@ def audit_page(
         where.append(AuditRecord.kind == kind)
     if actor:
         where.append(AuditRecord.actor == actor)
-    total = session.execute(select(func.count()).select_from(AuditRecord).where(*where)).scalar()
-    rows = session.execute(
+    total = connection.execute(select(func.count()).select_from(AuditRecord).where(*where)).scalar()
+    rows = connection.execute(
         select(AuditRecord)
         .where(*where)
         .order_by(AuditRecord.seq.desc())
         .offset(offset)
         .limit(limit)
-    ).scalars()
+    )
     lines = tuple(
         AuditLine(r.seq, r.created_at, r.kind, r.actor, r.payload, r.sha256) for r in rows
     )

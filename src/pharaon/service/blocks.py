@@ -154,11 +154,11 @@ def _remaining(connection: Connection, block_ids: list[int]) -> dict[int, list[t
     return out
 
 
-def list_blocks(*, session: Session) -> list[BlockSummary]:
+def list_blocks(*, connection: Connection) -> list[BlockSummary]:
     """Every block, by id, with its units sold and lots left (read in the caller's
     transaction, which sees them in one snapshot)."""
-    blocks = session.execute(select(Block).order_by(Block.id)).scalars().all()
-    remaining = _remaining(session.connection(), [b.id for b in blocks])
+    blocks = connection.execute(select(Block).order_by(Block.id)).all()
+    remaining = _remaining(connection, [b.id for b in blocks])
     return [
         BlockSummary(
             block_id=b.id,
@@ -223,8 +223,3 @@ def deactivate(*, session: Session, block_id: int, reason: str, actor: str, now:
         payload={"block_id": block_id, "reason": reason, "was": row.state},
         now=now,
     )
-
-
-def has_blocks(*, session: Session) -> bool:
-    """Whether any block was ever loaded."""
-    return session.execute(select(Block.id).limit(1)).first() is not None

@@ -13,7 +13,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from sqlalchemy import Select, select
+from sqlalchemy import Connection, Select, select
 from sqlalchemy.orm import Session
 
 from pharaon.service import audit
@@ -88,10 +88,12 @@ def _sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def export_period(*, session: Session, since: datetime, until: datetime, out: Path) -> Exported:
+def export_period(
+    *, connection: Connection, since: datetime, until: datetime, out: Path
+) -> Exported:
     """Write ``out``/{table}.csv and .parquet for records from ``since`` (inclusive) to ``until``
     (exclusive), and ``out``/manifest.json with each file's SHA-256; ``out`` must be empty. The
-    tables are read in the caller's transaction, which the caller ends."""
+    tables are read in the caller's transaction, which must see one snapshot (a reader's)."""
     if until <= since:
         raise InvalidError(f"the period must end after it starts: {since} .. {until}")
     if out.exists() and any(out.iterdir()):
@@ -100,7 +102,7 @@ def export_period(*, session: Session, since: datetime, until: datetime, out: Pa
     files: dict[str, str] = {}
     counts: dict[str, int] = {}
     for name, query in _tables(since, until).items():
-        result = session.execute(query)
+        result = connection.execute(query)
         columns = list(result.keys())
         rows = [tuple(r) for r in result]
         counts[name] = len(rows)
@@ -128,18 +130,22 @@ def export_period(*, session: Session, since: datetime, until: datetime, out: Pa
     return Exported(out, files, counts)
 
 
-def export_audited(
-    *, session: Session, since: datetime, until: datetime, out: Path, actor: str, now: datetime
-) -> Exported:
-    """:func:`export_period`, then an ``export`` record naming ``actor``, the period and each
-    file's SHA-256 in the audit log, in the caller's transaction (the caller commits): who took
-    the regulator's data, and which."""
-    done = export_period(session=session, since=since, until=until, out=out)
+def record_export(
+    *,
+    session: Session,
+    exported: Exported,
+    since: datetime,
+    until: datetime,
+    actor: str,
+    now: datetime,
+) -> None:
+    """An ``export`` record naming ``actor``, the period and each file's SHA-256 of
+    ``exported`` in the audit log, in the caller's transaction: who took the regulator's data,
+    and which."""
     audit.append(
         session,
         kind="export",
         actor=actor,
-        payload={"from": since.isoformat(), "to": until.isoformat(), "sha256": done.files},
+        payload={"from": since.isoformat(), "to": until.isoformat(), "sha256": exported.files},
         now=now,
     )
-    return done

@@ -1,5 +1,5 @@
 """What the server's metrics read from the database when scraped: cheap counts, one statement
-each, for a reader in autocommit (:func:`pharaon.store.engine.make_reader`)."""
+each."""
 
 from __future__ import annotations
 
@@ -38,3 +38,16 @@ def pool_use(*, connection: Connection) -> list[PoolUse]:
         PoolUse(price_cents=price, block_id=block_id, sold=served - 1, remaining=size - served + 1)
         for price, block_id, size, served in rows
     ]
+
+
+@dataclass(frozen=True, slots=True)
+class Gauges:
+    """What a scrape of the metrics reads from the database."""
+
+    pending_reveals: int
+    pools: tuple[PoolUse, ...]
+
+
+def look(*, connection: Connection) -> Gauges:
+    """The gauges, read in the caller's transaction (one snapshot)."""
+    return Gauges(pending_reveals(connection=connection), tuple(pool_use(connection=connection)))

@@ -10,11 +10,11 @@ from datetime import datetime
 from typing import Any
 
 from sqlalchemy import bindparam, delete, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session
 
 from pharaon.service import audit
 from pharaon.service.errors import BadRequestError, IdempotencyConflictError
+from pharaon.store.dialect import OnConflict
 from pharaon.store.tables import IdempotencyKey
 
 MAX_KEY_LENGTH = 200
@@ -42,14 +42,15 @@ class Claim:
     replay_of: int | None
 
 
-# Built once per dialect: claiming is on the path of every purchase and deposit. Executed
-# with many rows, SQLAlchemy sends them as one multi-row INSERT.
-_CLAIM = {
-    dialect.__name__.rsplit(".", 1)[-1]: dialect.insert(IdempotencyKey)
-    .on_conflict_do_nothing(index_elements=["player_id", "key"])
-    .returning(IdempotencyKey.player_id, IdempotencyKey.key, IdempotencyKey.id)
-    for dialect in (postgresql, sqlite)
-}
+# Built once: claiming is on the path of every purchase and deposit. Executed with many rows,
+# SQLAlchemy sends them as one multi-row INSERT.
+_CLAIM = OnConflict(
+    lambda insert: (
+        insert(IdempotencyKey)
+        .on_conflict_do_nothing(index_elements=["player_id", "key"])
+        .returning(IdempotencyKey.player_id, IdempotencyKey.key, IdempotencyKey.id)
+    )
+)
 _CLAIMED = select(
     IdempotencyKey.player_id,
     IdempotencyKey.key,
@@ -88,7 +89,7 @@ def claim_many(
     ]
     taken = {
         (int(player_id), key): int(key_id)
-        for player_id, key, key_id in connection.execute(_CLAIM[connection.dialect.name], rows)
+        for player_id, key, key_id in connection.execute(_CLAIM.on(connection), rows)
     }
     used = [(p, k) for p, k, _ in requests if (p, k) not in taken]
     earlier = {}
@@ -154,4 +155,4 @@ def settle_and_record(
     """Finish a player's idempotent money movement in the caller's transaction: the key points
     at its result and the audit log records it; the caller's commit makes both durable."""
     settle(session, key_id=claim.key_id, result_id=result_id)
-    audit.append(session, kind=kind, actor=f"player:{player_id}", payload=payload, now=now)
+    audit.append(session, kind=kind, actor=audit.player_actor(player_id), payload=payload, now=now)

@@ -9,8 +9,8 @@ The net loss of a player at ``now`` (docs/rules.md §6): over the plays bought i
 before ``now`` (``created_at > now - 7 days``), their stakes minus the lots already credited to
 the player (an ``auto`` play's lot, or a ``jouer`` play's once its fourth grid is uncovered; a
 lot still in the pending account counts 0). A purchase is refused if that loss plus its stake
-would pass the limit in force. The sale checks it in Python (:func:`losses`, SQLite) and in
-``pharaon_sell`` (migration 0006, PostgreSQL), by the same query on ``ix_plays_player_time``.
+would pass the limit in force. The sale checks it for its buyers in one statement
+(:func:`over_loss_limit`), reading their plays by ``ix_plays_player_time``.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from pharaon.service.errors import (
     LossLimitReachedError,
     SelfExcludedError,
 )
+from pharaon.store.dialect import OnConflict
 from pharaon.store.tables import Deposit, DepositLimit, Player, PlayRow
 
 PERIODS: dict[str, timedelta] = {
@@ -79,11 +80,13 @@ LIMIT_COLUMNS = (
     DepositLimit.pending_cents,
     DepositLimit.pending_effective_at,
 )
-
-
-def _rows(session: Session, player_id: int) -> dict[str, DepositLimit]:
-    rows = session.execute(select(DepositLimit).where(DepositLimit.player_id == player_id))
-    return {r.period: r for r in rows.scalars()}
+_ENSURE_LIMIT = OnConflict(
+    lambda insert: (
+        insert(DepositLimit)
+        .values(amount_cents=None, pending_cents=None, pending_effective_at=None)
+        .on_conflict_do_nothing(index_elements=["player_id", "period"])
+    )
+)
 
 
 def _in_force(row: LimitRow | None, now: datetime) -> tuple[int | None, Pending | None]:
@@ -95,12 +98,6 @@ def _in_force(row: LimitRow | None, now: datetime) -> tuple[int | None, Pending 
             return pending_cents, None
         return amount_cents, Pending(period, pending_cents, effective_at)
     return amount_cents, None
-
-
-def _as_row(row: DepositLimit | None) -> LimitRow | None:
-    if row is None:
-        return None
-    return (row.period, row.amount_cents, row.pending_cents, row.pending_effective_at)
 
 
 def in_force(rows: Iterable[LimitRow], now: datetime) -> Limits:
@@ -119,8 +116,8 @@ def in_force(rows: Iterable[LimitRow], now: datetime) -> Limits:
     )
 
 
-def get_limits(*, session: Session, player_id: int, now: datetime) -> Limits:
-    rows = session.execute(select(*LIMIT_COLUMNS).where(DepositLimit.player_id == player_id))
+def get_limits(*, connection: Connection, player_id: int, now: datetime) -> Limits:
+    rows = connection.execute(select(*LIMIT_COLUMNS).where(DepositLimit.player_id == player_id))
     return in_force(rows, now)
 
 
@@ -146,24 +143,42 @@ def set_limits(
     for period, value in wanted.items():
         if value is not None and value < 0:
             raise InvalidError(f"{_field(period)} must be >= 0 or null, got {value}")
-    rows = _rows(session, player_id)
+    connection = session.connection()
+    # Each period's row made if missing, then all of them locked: of concurrent changes, each
+    # reads what the one before it wrote.
+    for period in sorted(wanted):
+        connection.execute(_ENSURE_LIMIT.on(connection), {"player_id": player_id, "period": period})
+    rows = {
+        row[0]: row
+        for row in connection.execute(
+            select(*LIMIT_COLUMNS)
+            .where(DepositLimit.player_id == player_id, DepositLimit.period.in_(sorted(wanted)))
+            .order_by(DepositLimit.period)
+            .with_for_update()
+        )
+    }
     for period, new in wanted.items():
-        row = rows.get(period)
-        current, waiting = _in_force(_as_row(row), now)
-        if row is None:
-            row = DepositLimit(player_id=player_id, period=period, amount_cents=None)
-            session.add(row)
+        current, waiting = _in_force(rows[period], now)
+        values: dict[str, object]
         if new == current or _is_lower(new, current):
-            row.amount_cents, row.pending_cents, row.pending_effective_at = new, None, None
+            values = {"amount_cents": new, "pending_cents": None, "pending_effective_at": None}
+        elif waiting is not None and waiting.amount_cents == new:
+            continue  # that raise already waits: its 24 hours do not start again
         else:
-            row.amount_cents = current
-            if waiting is None or waiting.amount_cents != new:
-                row.pending_cents, row.pending_effective_at = new, now + RAISE_DELAY
-    session.flush()
+            values = {
+                "amount_cents": current,
+                "pending_cents": new,
+                "pending_effective_at": now + RAISE_DELAY,
+            }
+        connection.execute(
+            update(DepositLimit)
+            .where(DepositLimit.player_id == player_id, DepositLimit.period == period)
+            .values(**values)
+        )
     audit.append(
         session,
         kind="deposit_limits",
-        actor=f"player:{player_id}",
+        actor=audit.player_actor(player_id),
         payload={"player_id": player_id, **{f"{p}_cents": wanted[p] for p in PERIODS}},
         now=now,
     )
@@ -171,11 +186,11 @@ def set_limits(
         audit.append(
             session,
             kind="loss_limit",
-            actor=f"player:{player_id}",
+            actor=audit.player_actor(player_id),
             payload={"player_id": player_id, "loss_weekly_cents": wanted[LOSS]},
             now=now,
         )
-    return get_limits(session=session, player_id=player_id, now=now)
+    return get_limits(connection=connection, player_id=player_id, now=now)
 
 
 def _field(period: str) -> str:
@@ -252,7 +267,7 @@ def check_deposit(*, session: Session, player_id: int, amount_cents: int, now: d
 
     The caller holds the player's account row lock, so concurrent deposits are counted.
     """
-    limits = get_limits(session=session, player_id=player_id, now=now)
+    limits = get_limits(connection=session.connection(), player_id=player_id, now=now)
     for period, span in PERIODS.items():
         limit = limits.of(period)
         if limit is None:
@@ -277,7 +292,7 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
     audit.append(
         session,
         kind="self_exclusion",
-        actor=f"player:{player_id}",
+        actor=audit.player_actor(player_id),
         payload={"player_id": player_id, "days": days, "until": until.isoformat()},
         now=now,
     )

@@ -1,6 +1,6 @@
 """Loading a block from the factory: verified first, refused if it is a test block (unless
-allowed) or already loaded; its units bulk-loaded (COPY on PostgreSQL, executemany in chunks
-on SQLite) with the block row, its prize counts, its Merkle tree (for the players' proofs), an
+allowed) or already loaded; its units bulk-loaded (:func:`pharaon.store.dialect.copy_rows`)
+with the block row, its prize counts, its Merkle tree (for the players' proofs), an
 audit record and a checkpoint of the audit chain, all in the caller's transaction (the caller
 commits, or rolls back what a refusal or an error left half done)."""
 
@@ -10,10 +10,9 @@ import json
 from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
-from typing import Any
 
 import numpy as np
-from sqlalchemy import insert, or_, select
+from sqlalchemy import Connection, insert, or_, select
 from sqlalchemy.orm import Session
 
 from pharaon.game.rules import rules
@@ -23,6 +22,7 @@ from pharaon.pool.verify import verify_block
 from pharaon.service import audit, checkpoints, trees
 from pharaon.service.blocks import Progress, open_next
 from pharaon.service.errors import BlockRefusedError
+from pharaon.store.dialect import copy_rows, once_per_deployment
 from pharaon.store.tables import Block, BlockPrize
 
 CHUNK = 50_000
@@ -48,46 +48,19 @@ def _refuse_duplicate(session: Session, block: BlockData) -> None:
         )
 
 
-def _unit_rows(block_id: int, block: BlockData) -> Iterator[list[tuple[int, int, bytes, int]]]:
+def _unit_rows(
+    block_id: int, block: BlockData, progress: Progress | None
+) -> Iterator[tuple[int, int, bytes, int]]:
+    """The rows of ``units`` for ``block``, a chunk of the array at a time."""
     units = np.ascontiguousarray(block.units, dtype=np.int8)
     lots = block.lots_cents.tolist()
     for start in range(0, block.size, CHUNK):
         stop = min(start + CHUNK, block.size)
         blob = units[start:stop].tobytes()
-        yield [
-            (block_id, start + i + 1, blob[i * 64 : (i + 1) * 64], lots[start + i])
-            for i in range(stop - start)
-        ]
-
-
-def _insert_units(
-    session: Session, block_id: int, block: BlockData, progress: Progress | None
-) -> None:
-    raw: Any = session.connection().connection.dbapi_connection
-    done = 0
-    if session.get_bind().dialect.name == "postgresql":
-        with (
-            raw.cursor() as cursor,
-            cursor.copy("COPY units (block_id, serial, cells, lot_cents) FROM STDIN") as copy,
-        ):
-            for rows in _unit_rows(block_id, block):
-                for row in rows:
-                    copy.write_row(row)
-                done += len(rows)
-                if progress is not None:
-                    progress("load units", done, block.size)
-        return
-    cursor = raw.cursor()
-    try:
-        for rows in _unit_rows(block_id, block):
-            cursor.executemany(
-                "INSERT INTO units (block_id, serial, cells, lot_cents) VALUES (?, ?, ?, ?)", rows
-            )
-            done += len(rows)
-            if progress is not None:
-                progress("load units", done, block.size)
-    finally:
-        cursor.close()
+        for i in range(stop - start):
+            yield (block_id, start + i + 1, blob[i * 64 : (i + 1) * 64], lots[start + i])
+        if progress is not None:
+            progress("load units", stop, block.size)
 
 
 def load_block(
@@ -135,7 +108,12 @@ def load_block(
         )
         .returning(Block.id)
     ).scalar_one()
-    _insert_units(session, int(block_id), block, progress)
+    copy_rows(
+        session.connection(),
+        "units",
+        ("block_id", "serial", "cells", "lot_cents"),
+        _unit_rows(int(block_id), block, progress),
+    )
     if progress is not None:
         progress("Merkle tree", 0, 1)
     root = trees.store_tree(
@@ -197,3 +175,15 @@ def load_block_file(
         now=now,
         progress=progress,
     )
+
+
+def has_blocks(*, connection: Connection) -> bool:
+    """Whether any block was ever loaded."""
+    return connection.execute(select(Block.id).limit(1)).first() is not None
+
+
+def begin_first_start(*, session: Session) -> bool:
+    """Whether the caller is to load a first start's blocks, in its transaction: it waits while
+    another server does (once per deployment), then finds whether any are loaded."""
+    once_per_deployment(session.connection(), "first start")
+    return not has_blocks(connection=session.connection())

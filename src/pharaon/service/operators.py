@@ -1,40 +1,40 @@
 """Operators as people: accounts apart from players, argon2 passwords, a TOTP second factor
-(RFC 6238), sessions like players', and roles (an analyst reads, an admin also changes blocks).
+(RFC 6238), sessions like players' (:mod:`pharaon.service.sessions`), and roles (an analyst
+reads, an admin also changes blocks).
 
-Every function works in the caller's transaction; the caller commits.
+Every function works in the caller's transaction. As for players, the password's hash is made
+and checked by the caller between transactions: log-in is :func:`begin_log_in`, the check of
+the password and of the code (:func:`accepted_step`), then :func:`finish_log_in`.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
+from typing import Protocol, TypeVar
 
 import pyotp
-from sqlalchemy import delete, insert, select, update
+from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import accounts, audit
+from pharaon.service import accounts, audit, logins, passwords, sessions
 from pharaon.service.errors import (
     EmailTakenError,
     ForbiddenError,
     InvalidError,
+    LockedOutError,
     NotFoundError,
     UnauthorizedError,
 )
-from pharaon.service.sealing import Sealer, is_sealed
-from pharaon.service.sessions import TOUCH_EVERY, NewSession, token_digest
-from pharaon.store.tables import OPERATOR_ROLES, Operator, OperatorSession
+from pharaon.service.sealing import Sealer
+from pharaon.store.tables import OPERATOR_ROLES, Operator
 
 ISSUER = "Pharaon back office"
+WRONG = "wrong email, password or one-time code"
 # One 30 s step either side: the clocks of a phone and the server may differ a little.
 _TOTP_WINDOW = 1
 _TOTP_PERIOD = 30
-
-
-def actor_name(email: str) -> str:
-    """How an operator is named in the audit log."""
-    return f"operator:{email}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,55 +49,59 @@ class NewOperator:
 
 
 @dataclass(frozen=True, slots=True)
-class CurrentOperator:
-    """The operator behind a valid session (or named by the CLI's ``--as``)."""
+class Acting:
+    """An operator named by the command line's ``--as``."""
 
     operator_id: int
     email: str
     role: str
-    csrf_token: str = ""
-    token_sha256: str = ""
 
     @property
     def actor(self) -> str:
         """This operator's name in the audit log."""
-        return actor_name(self.email)
+        return audit.operator_actor(self.email)
 
 
-def _check_role(role: str) -> str:
+class _Role(Protocol):
+    @property
+    def email(self) -> str: ...
+    @property
+    def role(self) -> str: ...
+
+
+Someone = TypeVar("Someone", bound=_Role)
+
+
+def check_new(*, email: str, password: str, role: str) -> str:
+    """The normalised email of an operator to add, once the fields are acceptable."""
+    address = accounts.normalise_email(email)
     if role not in OPERATOR_ROLES:
         raise InvalidError(f"role must be one of {', '.join(OPERATOR_ROLES)}, got {role!r}")
-    return role
+    passwords.check_length(password)
+    return address
 
 
 def add(
     *,
     session: Session,
     email: str,
-    password: str,
+    password_hash: str,
     role: str,
     actor: str,
     now: datetime,
     sealer: Sealer,
 ) -> NewOperator:
-    """Create an operator with a fresh TOTP secret (stored sealed by ``sealer``); an
-    ``operator_added`` audit record."""
-    address = accounts.normalise_email(email)
-    _check_role(role)
-    if not accounts.PASSWORD_MIN <= len(password) <= accounts.PASSWORD_MAX:
-        raise InvalidError(
-            f"password must be {accounts.PASSWORD_MIN} to {accounts.PASSWORD_MAX} characters, "
-            f"got {len(password)}"
-        )
-    if session.execute(select(Operator.id).where(Operator.email == address)).first():
-        raise EmailTakenError(f"an operator with email {address} already exists")
+    """Create an operator checked by :func:`check_new` with a fresh TOTP secret (stored sealed
+    by ``sealer``); an ``operator_added`` audit record."""
+    if session.execute(select(Operator.id).where(Operator.email == email)).first():
+        raise EmailTakenError(f"an operator with email {email} already exists")
     secret = pyotp.random_base32()
     operator_id = session.execute(
         insert(Operator)
         .values(
-            email=address,
-            password_hash=accounts._hash(password),
-            totp_secret=sealer.seal(secret, email=address),
+            email=email,
+            password_hash=password_hash,
+            totp_secret=sealer.seal(secret, email=email),
             role=role,
             created_at=now,
         )
@@ -107,146 +111,117 @@ def add(
         session,
         kind="operator_added",
         actor=actor,
-        payload={"operator_id": int(operator_id), "email": address, "role": role},
+        payload={"operator_id": int(operator_id), "email": email, "role": role},
         now=now,
     )
-    uri = pyotp.TOTP(secret).provisioning_uri(name=address, issuer_name=ISSUER)
-    return NewOperator(int(operator_id), address, role, secret, uri)
+    uri = pyotp.TOTP(secret).provisioning_uri(name=email, issuer_name=ISSUER)
+    return NewOperator(int(operator_id), email, role, secret, uri)
 
 
-def _accepted_step(secret: str, code: str, now: datetime, last_step: int | None) -> int | None:
-    """The time step ``code`` is valid for around ``now``, unless it was already used."""
-    code = code.strip()
-    if not (code.isdigit() and len(code) == 6):
-        return None
-    totp = pyotp.TOTP(secret, interval=_TOTP_PERIOD)
-    current = int(now.timestamp()) // _TOTP_PERIOD
-    for step in range(current - _TOTP_WINDOW, current + _TOTP_WINDOW + 1):
-        if secrets.compare_digest(totp.at(step * _TOTP_PERIOD), code):
-            return step if last_step is None or step > last_step else None
-    return None
+@dataclass(frozen=True, slots=True)
+class Attempt:
+    """An operator's log-in counted by the lock-out; the operator's row as it was read (no
+    operator: ``operator_id`` None, and the checks fail in the same time)."""
+
+    keys: logins.Keys
+    email: str
+    operator_id: int | None
+    password_hash: str | None
+    sealed_secret: str | None
+    last_step: int | None
 
 
-def throttle_keys(email: str, client: str | None) -> list[str]:
-    """The lock-out rows of an operator's log-in in ``login_failures`` (shared with players):
-    its email and its client address, behind a prefix with a space, which no player's email
-    holds, so an operator's count and a player's never meet."""
-    keys = [f"operator {email}"[:254]]
-    if client:
-        keys.append(f"operator {accounts.address_key(client)}"[:254])
-    return keys
+def login_email(email: str) -> str:
+    """The email an operator's log-in is counted under (a malformed one too: counted, never
+    found)."""
+    try:
+        return accounts.normalise_email(email)
+    except InvalidError:
+        return email.strip().lower()[:254]
 
 
-def log_in(
+def begin_log_in(
     *,
     session: Session,
     email: str,
-    password: str,
-    totp_code: str,
+    client: str | None,
+    throttle: logins.Throttle,
     now: datetime,
-    sealer: Sealer,
-    client: str | None = None,
-    max_failures: int = 5,
-    lockout: timedelta = timedelta(minutes=15),
-    max_address_failures: int = 20,
-) -> NewSession:
-    """A new operator session for the right password and a fresh TOTP code; else 401. As for
-    players (:func:`pharaon.service.accounts.log_in`), ``max_failures`` wrong ones (password
-    or code) for an email, or ``max_address_failures`` from the ``client`` address, lock
-    log-ins out for ``lockout`` (429), even with the right ones; the caller commits the failures'
-    count though the call fails.
-    ``sealer`` opens the stored TOTP secret, and seals one still in clear (before 0006)."""
-    refused = UnauthorizedError("wrong email, password or one-time code")
-    try:
-        address = accounts.normalise_email(email)
-    except InvalidError:
-        address = email.strip().lower()[:254]  # counted all the same, never found
-    keys = throttle_keys(address, client)
-    counted = list(zip(keys, (max_failures, max_address_failures), strict=False))
-    accounts.check_not_locked(session, keys, now)
+) -> Attempt | LockedOutError:
+    """Count a log-in of operator ``email`` (from :func:`login_email`) against the lock-out
+    and read what it is checked against; or the refusal when locked out (returned: the caller
+    commits the lock-out)."""
+    keys = logins.operator_keys(email, client)
+    refused = logins.begin(session=session, keys=keys, throttle=throttle, now=now)
+    if refused is not None:
+        return refused
     row = session.execute(
         select(
             Operator.id, Operator.password_hash, Operator.totp_secret, Operator.last_totp_step
-        ).where(Operator.email == address)
+        ).where(Operator.email == email)
     ).first()
     if row is None:
-        accounts._verify(accounts._DUMMY_HASH, password)  # the same time, known email or not
-        accounts.count_failures(session, counted, now, lockout)
-        raise refused
-    if not accounts._verify(row.password_hash, password):
-        accounts.count_failures(session, counted, now, lockout)
-        raise refused
-    secret = sealer.open(row.totp_secret, email=address)
-    step = _accepted_step(secret, totp_code, now, row.last_totp_step)
-    if step is None:
-        accounts.count_failures(session, counted, now, lockout)
-        raise refused
-    accounts.clear_failures(session, keys[0])
-    changes: dict[str, object] = {"last_totp_step": step}
-    if not is_sealed(row.totp_secret):
-        changes["totp_secret"] = sealer.seal(secret, email=address)
-    session.execute(update(Operator).where(Operator.id == row.id).values(**changes))
-    token = secrets.token_urlsafe(32)
-    csrf = secrets.token_urlsafe(32)
-    session.execute(
-        insert(OperatorSession).values(
-            token_sha256=token_digest(token),
-            operator_id=row.id,
-            csrf_token=csrf,
-            created_at=now,
-            last_seen_at=now,
-        )
+        return Attempt(keys, email, None, None, None, None)
+    return Attempt(keys, email, int(row.id), row.password_hash, row.totp_secret, row.last_totp_step)
+
+
+def accepted_step(attempt: Attempt, code: str, *, now: datetime, sealer: Sealer) -> int | None:
+    """The TOTP time step ``code`` is valid for around ``now``, unless it was used already
+    (a step not after the last accepted); None if the code is not right."""
+    if attempt.sealed_secret is None:
+        return None
+    code = code.strip()
+    if not (code.isdigit() and len(code) == 6):
+        return None
+    totp = pyotp.TOTP(
+        sealer.open(attempt.sealed_secret, email=attempt.email), interval=_TOTP_PERIOD
     )
-    return NewSession(token, csrf, now)
+    current = int(now.timestamp()) // _TOTP_PERIOD
+    for step in range(current - _TOTP_WINDOW, current + _TOTP_WINDOW + 1):
+        if secrets.compare_digest(totp.at(step * _TOTP_PERIOD), code):
+            return step if attempt.last_step is None or step > attempt.last_step else None
+    return None
 
 
-def authenticate(
-    *, session: Session, token: str, now: datetime, idle: timedelta = timedelta(minutes=30)
-) -> CurrentOperator:
-    """The operator behind ``token``; 401 if unknown or idle over ``idle`` (then deleted)."""
-    digest = token_digest(token)
-    row = session.execute(
-        select(
-            OperatorSession.last_seen_at,
-            OperatorSession.csrf_token,
-            Operator.id,
-            Operator.email,
-            Operator.role,
+def finish_log_in(
+    *, session: Session, attempt: Attempt, step: int, now: datetime
+) -> sessions.NewSession:
+    """A new session for an attempt whose password and code (valid for ``step``) were right.
+    The step is taken in the database, after the last one accepted: of concurrent log-ins with
+    one code, one gets a session and the others :class:`UnauthorizedError`."""
+    taken = session.execute(
+        update(Operator)
+        .where(
+            Operator.id == attempt.operator_id,
+            (Operator.last_totp_step.is_(None)) | (Operator.last_totp_step < step),
         )
-        .join(Operator, Operator.id == OperatorSession.operator_id)
-        .where(OperatorSession.token_sha256 == digest)
+        .values(last_totp_step=step)
+        .returning(Operator.id)
     ).first()
-    if row is None:
-        raise UnauthorizedError("not logged in, or the session has ended")
-    if now - row.last_seen_at > idle:
-        session.execute(delete(OperatorSession).where(OperatorSession.token_sha256 == digest))
-        raise UnauthorizedError("the session expired after inactivity; log in again")
-    if now - row.last_seen_at >= TOUCH_EVERY:  # as players' sessions: not a write per request
-        session.execute(
-            update(OperatorSession)
-            .where(OperatorSession.token_sha256 == digest)
-            .values(last_seen_at=now)
-        )
-    return CurrentOperator(int(row.id), row.email, row.role, row.csrf_token, digest)
+    if taken is None or attempt.operator_id is None:
+        raise UnauthorizedError(WRONG)
+    logins.succeeded(session=session, keys=attempt.keys)
+    return sessions.create(session, operator_id=attempt.operator_id, now=now)
 
 
-def log_out(*, session: Session, token_sha256: str) -> None:
-    """End an operator's session."""
-    session.execute(delete(OperatorSession).where(OperatorSession.token_sha256 == token_sha256))
-
-
-def by_email(*, session: Session, email: str) -> CurrentOperator:
-    """The operator named ``email`` (the CLI's ``--as``); :class:`NotFoundError` if none."""
+def by_email(*, connection: Connection, email: str) -> Acting:
+    """The operator named ``email`` (the command line's ``--as``); :class:`NotFoundError` if
+    none."""
     address = accounts.normalise_email(email)
-    row = session.execute(
+    row = connection.execute(
         select(Operator.id, Operator.email, Operator.role).where(Operator.email == address)
     ).first()
     if row is None:
         raise NotFoundError(f"no operator with email {address}: see `pharaon operators add`")
-    return CurrentOperator(int(row.id), row.email, row.role)
+    return Acting(int(row.id), row.email, row.role)
 
 
-def require_admin(current: CurrentOperator) -> CurrentOperator:
+def any_operator(*, connection: Connection) -> bool:
+    """Whether any operator was added (then the command line needs ``--as``)."""
+    return connection.execute(select(Operator.id).limit(1)).first() is not None
+
+
+def require_admin(current: Someone) -> Someone:
     """``current`` if an admin; else :class:`ForbiddenError` (an analyst only reads)."""
     if current.role != "admin":
         raise ForbiddenError(

@@ -6,8 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, select
 
 from pharaon.service import limits
 from pharaon.service.errors import NotFoundError
@@ -64,10 +63,10 @@ def _escape(text: str) -> str:
     return text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
-def search(*, session: Session, email: str, now: datetime) -> list[PlayerLine]:
+def search(*, connection: Connection, email: str, now: datetime) -> list[PlayerLine]:
     """Players whose e-mail contains ``email`` (case-insensitive), at most 50, by e-mail."""
     pattern = f"%{_escape(email.strip().lower())}%"
-    rows = session.execute(
+    rows = connection.execute(
         _PLAYER.where(Player.email.like(pattern, escape="\\"))
         .order_by(Player.email)
         .limit(_MAX_FOUND)
@@ -84,9 +83,11 @@ def search(*, session: Session, email: str, now: datetime) -> list[PlayerLine]:
     ]
 
 
-def player_file(*, session: Session, player_id: int, now: datetime, last: int = 100) -> PlayerFile:
+def player_file(
+    *, connection: Connection, player_id: int, now: datetime, last: int = 100
+) -> PlayerFile:
     """One player's last ``last`` plays and ledger entries, limits and exclusion in force."""
-    row = session.execute(_PLAYER.where(Player.id == player_id)).first()
+    row = connection.execute(_PLAYER.where(Player.id == player_id)).first()
     if row is None:
         raise NotFoundError(f"no player {player_id}")
     player = PlayerLine(
@@ -100,16 +101,16 @@ def player_file(*, session: Session, player_id: int, now: datetime, last: int = 
         PlayLine(
             int(p.id), p.created_at, int(p.block_id), int(p.serial), p.stake_cents, p.prize_cents
         )
-        for p in session.execute(
+        for p in connection.execute(
             select(PlayRow)
             .where(PlayRow.player_id == player_id)
             .order_by(PlayRow.id.desc())
             .limit(last)
-        ).scalars()
+        )
     )
     ledger = tuple(
         LedgerLine(int(t_id), created, kind, int(amount))
-        for t_id, created, kind, amount in session.execute(
+        for t_id, created, kind, amount in connection.execute(
             select(
                 LedgerTransaction.id,
                 LedgerTransaction.created_at,
@@ -124,5 +125,8 @@ def player_file(*, session: Session, player_id: int, now: datetime, last: int = 
         )
     )
     return PlayerFile(
-        player, plays, ledger, limits.get_limits(session=session, player_id=player_id, now=now)
+        player,
+        plays,
+        ledger,
+        limits.get_limits(connection=connection, player_id=player_id, now=now),
     )

@@ -18,7 +18,6 @@ from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
 from pharaon.service import audit, ledger
-from pharaon.service.clock import utcnow
 from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
 from pharaon.store.tables import PENDING_ACCOUNT, Account, PlayRow, UnitRow
 
@@ -153,8 +152,10 @@ def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayVi
     return _view(row)
 
 
-def reveal_many(*, session: Session, reveals: Sequence[Reveal]) -> list[PlayView | ServiceError]:
-    """Uncover the grid of each of ``reveals`` in the caller's transaction (the caller's one
+def reveal(
+    *, session: Session, requests: Sequence[Reveal], now: datetime
+) -> list[PlayView | ServiceError]:
+    """Uncover the grid of each of ``requests`` in the caller's transaction (the caller's one
     commit serves the batch); for each, its play as far as uncovered, or what refused it:
     :class:`InvalidError` for a grid outside 1..4, :class:`NotFoundError` for a play that is not
     the player's. Uncovering a grid again changes nothing. The plays are locked in id order, as
@@ -165,11 +166,10 @@ def reveal_many(*, session: Session, reveals: Sequence[Reveal]) -> list[PlayView
     lot shows in the balance, and can be spent, from then on and not before.
     """
     outcomes: dict[int, PlayView | ServiceError] = {}
-    now = utcnow()
     connection = session.connection()
     finished: list[tuple[int, int, int]] = []  # (player id, play id, lot), lot > 0
-    for index in sorted(range(len(reveals)), key=lambda i: reveals[i].play_id):
-        r = reveals[index]
+    for index in sorted(range(len(requests)), key=lambda i: requests[i].play_id):
+        r = requests[index]
         if not 1 <= r.grid <= GRIDS:
             outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}")
             continue
@@ -184,7 +184,7 @@ def reveal_many(*, session: Session, reveals: Sequence[Reveal]) -> list[PlayView
         except NotFoundError as exc:
             outcomes[index] = exc
     _credit_lots(session, finished, now)
-    return [outcomes[i] for i in range(len(reveals))]
+    return [outcomes[i] for i in range(len(requests))]
 
 
 def _credit_lots(session: Session, finished: list[tuple[int, int, int]], now: datetime) -> None:
@@ -216,7 +216,7 @@ def _credit_lots(session: Session, finished: list[tuple[int, int, int]], now: da
         records=[
             (
                 "prize",
-                f"player:{p}",
+                audit.player_actor(p),
                 {"play_id": play, "player_id": p, "lot_cents": lot, "transaction_id": t},
             )
             for (p, play, lot), t in zip(finished, transaction_ids, strict=True)

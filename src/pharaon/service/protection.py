@@ -1,26 +1,23 @@
 """The player's protection beyond deposit and loss limits: a cool-off of 24 hours to 7 days,
-the reality check (its interval, and the session's figures it shows) and a password change;
-each change is an audit record. The caller commits."""
+the reality check (its interval, and the session's figures it shows), a password change and
+the account's closure; each change is an audit record. The caller checks the password asked
+(:mod:`pharaon.service.passwords`) before the transaction, and commits it."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import Connection, delete, func, select, update
+from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import accounts, audit, limits
-from pharaon.service.errors import ForbiddenError, InvalidError, UnauthorizedError
+from pharaon.service import audit, limits, sessions
+from pharaon.service.errors import ConflictError, InvalidError, UnauthorizedError
 from pharaon.store.tables import Player, PlayRow, SessionRow
 
 COOL_OFF_HOURS = (24, 7 * 24)
 # The intervals a player may choose between two reality checks, in minutes (None: off).
 REALITY_CHECK_MINUTES = (15, 30, 60, 120)
-
-
-def _actor(player_id: int) -> str:
-    return f"player:{player_id}"
 
 
 def cool_off(*, session: Session, player_id: int, hours: int, now: datetime) -> datetime:
@@ -34,7 +31,7 @@ def cool_off(*, session: Session, player_id: int, hours: int, now: datetime) -> 
     audit.append(
         session,
         kind="cool_off",
-        actor=_actor(player_id),
+        actor=audit.player_actor(player_id),
         payload={"player_id": player_id, "hours": hours, "until": until.isoformat()},
         now=now,
     )
@@ -45,58 +42,54 @@ def change_password(
     *,
     session: Session,
     player_id: int,
-    current_password: str,
-    new_password: str,
+    checked_hash: str,
+    new_hash: str,
     keep_session_sha256: str,
     now: datetime,
 ) -> None:
-    """Replace the password after checking the current one; the player's other sessions end."""
-    stored = session.execute(
-        select(Player.password_hash).where(Player.id == player_id)
-    ).scalar_one()
-    if not accounts._verify(stored, current_password):
-        raise ForbiddenError("the current password is wrong")
-    if not accounts.PASSWORD_MIN <= len(new_password) <= accounts.PASSWORD_MAX:
-        raise InvalidError(
-            f"password must be {accounts.PASSWORD_MIN} to {accounts.PASSWORD_MAX} characters, "
-            f"got {len(new_password)}"
-        )
-    session.execute(
-        update(Player)
-        .where(Player.id == player_id)
-        .values(password_hash=accounts._hash(new_password))
-    )
-    session.execute(
-        delete(SessionRow).where(
-            SessionRow.player_id == player_id, SessionRow.token_sha256 != keep_session_sha256
-        )
-    )
+    """Replace the password, whose hash was ``checked_hash`` when the caller checked the current
+    password against it, by ``new_hash``; the player's other sessions end. Compared and set in
+    one statement: of concurrent changes from one password, one wins and the others get
+    :class:`ConflictError`."""
+    _compare_and_set(session, player_id, checked_hash, password_hash=new_hash)
+    sessions.end_all(session=session, player_id=player_id, but=keep_session_sha256)
     audit.append(
         session,
         kind="password_changed",
-        actor=_actor(player_id),
+        actor=audit.player_actor(player_id),
         payload={"player_id": player_id},
         now=now,
     )
 
 
-def close_account(*, session: Session, player_id: int, password: str, now: datetime) -> None:
-    """Close the account after checking the password: no more log-in, every session ends; the
-    balance stays on the ledger."""
-    stored = session.execute(
-        select(Player.password_hash).where(Player.id == player_id)
-    ).scalar_one()
-    if not accounts._verify(stored, password):
-        raise ForbiddenError("the password is wrong")
-    session.execute(update(Player).where(Player.id == player_id).values(closed_at=now))
-    session.execute(delete(SessionRow).where(SessionRow.player_id == player_id))
+def close_account(*, session: Session, player_id: int, checked_hash: str, now: datetime) -> None:
+    """Close the account, once the caller checked its password against ``checked_hash`` (still
+    its hash: else :class:`ConflictError`): no more log-in, every session ends; the balance
+    stays on the ledger."""
+    _compare_and_set(session, player_id, checked_hash, closed_at=now)
+    sessions.end_all(session=session, player_id=player_id)
     audit.append(
         session,
         kind="account_closed",
-        actor=_actor(player_id),
+        actor=audit.player_actor(player_id),
         payload={"player_id": player_id},
         now=now,
     )
+
+
+def _compare_and_set(session: Session, player_id: int, checked_hash: str, **values: object) -> None:
+    changed = session.execute(
+        update(Player)
+        .where(
+            Player.id == player_id,
+            Player.password_hash == checked_hash,
+            Player.closed_at.is_(None),
+        )
+        .values(**values)
+        .returning(Player.id)
+    ).first()
+    if changed is None:
+        raise ConflictError("the password or the account changed meanwhile; try again")
 
 
 def set_reality_check(
@@ -113,7 +106,7 @@ def set_reality_check(
     audit.append(
         session,
         kind="reality_check",
-        actor=_actor(player_id),
+        actor=audit.player_actor(player_id),
         payload={"player_id": player_id, "minutes": minutes},
         now=now,
     )

@@ -2,64 +2,127 @@
 record the play and credit the unit's lot, atomically: to the buyer's account for an ``auto``
 play, to the pending account for a ``jouer`` one (moved to the buyer at the fourth grid).
 
-Purchases that arrive together are sold together (:func:`sell_many`, fed by
-:mod:`pharaon.web.desk`), in the caller's session, which this module neither begins, commits nor
-rolls back. The rows every purchase touches (the block, the operator accounts, the audit head)
-are locked once per batch instead of once per purchase, and a caller that commits the batch at
-once gives it one commit, so one disk flush (group commit). SQLite runs the steps statement by
-statement (:mod:`pharaon.service.sale_steps`), in the session's transaction, which the caller
-commits. PostgreSQL runs them inside the database, in one statement (the call of
-``pharaon_sell``, :mod:`pharaon.service.sell_function`; a second for the players with a second
-order in the batch): part of the session's transaction if it has one; on a connection in
-autocommit (the sales desk's), a transaction of its own, committed when it returns. An order
-that is refused (short balance, sold out, self-excluded, over its loss limit, a conflicting
-key) has its key given back and its stake refunded in the same transaction, and the others go
-on.
+This is the one sale, on both databases: :func:`sell` sells a batch of orders in the caller's
+transaction, statement by statement, each step one statement for the whole batch (claim the
+keys, check the loss limits, debit the stakes, take the units, credit the lots, record the
+plays and append the audit records). A batch of one is a purchase alone; purchases that arrive
+together are sold together by the writer (``web/database.py``), so the rows every purchase
+touches (the block, the operator accounts, the audit head) are locked, and the transaction
+committed, once per batch: group commit.
+
+Units are taken from the open block at each price by reading its ``next_serial`` with the row
+locked (``FOR UPDATE`` on PostgreSQL; SQLite's write lock is held from ``BEGIN IMMEDIATE``) and
+moving it past the units taken, so serials are sold in order, none twice and none skipped.
+Every writer locks rows in the same order (idempotency keys, players' accounts by id, blocks
+by price, operator accounts by id, the audit head), so concurrent purchases never deadlock.
+
+An order that is refused (short balance, sold out, self-excluded, over its loss limit, a
+conflicting key) has its key given back and its stake refunded in the same transaction, and
+the others go on. Nothing is committed here: the caller commits.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 
+from sqlalchemy import Connection, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import sale_steps, sell_function
+from pharaon.game.modes import Mode
+from pharaon.service import audit, blocks, idempotency, ledger, limits
 from pharaon.service.errors import ServiceError
-from pharaon.service.orders import Order, Outcome, Sale, SoldPlay, UnitSale, Unsold, check
+from pharaon.service.orders import (
+    Order,
+    Sale,
+    SoldPlay,
+    UnitSale,
+    Unsold,
+    check,
+    not_debited,
+    sold_out,
+)
 from pharaon.service.plays import view_play
+from pharaon.store.tables import (
+    PENDING_ACCOUNT,
+    PRIZES_ACCOUNT,
+    SALES_ACCOUNT,
+    Account,
+    Block,
+    Player,
+    PlayRow,
+    UnitRow,
+)
 
-__all__ = ["Order", "Outcome", "Sale", "SoldPlay", "buy_many", "sell_many"]
+# Built once: these run for every batch.
+_LOCK_ACCOUNTS = (
+    select(Account.id)
+    .where(Account.player_id.in_(bindparam("players", expanding=True)))
+    .order_by(Account.id)
+    .with_for_update()
+)
+_DEBIT = (
+    update(Account)
+    .where(
+        Account.player_id.in_(bindparam("players", expanding=True)),
+        Account.balance_cents >= bindparam("stake"),
+        Account.player_id.not_in(
+            select(Player.id).where(
+                Player.id.in_(bindparam("players", expanding=True)),
+                Player.self_excluded_until > bindparam("now"),
+            )
+        ),
+    )
+    .values(balance_cents=Account.balance_cents - bindparam("stake"))
+    .returning(Account.player_id, Account.id, Account.balance_cents)
+)
+_EXCLUDED_UNTIL = select(Player.id, Player.self_excluded_until).where(
+    Player.id.in_(bindparam("players", expanding=True))
+)
+_OPEN_BLOCK = (
+    select(Block.id, Block.next_serial, Block.block_size)
+    .where(Block.price_cents == bindparam("price"), Block.state == "open")
+    .with_for_update()
+)
+_ADVANCE = (
+    update(Block)
+    .where(Block.id == bindparam("block"))
+    .values(next_serial=bindparam("next"), state=bindparam("new_state"))
+)
+_UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
+    UnitRow.block_id == bindparam("block"),
+    UnitRow.serial.between(bindparam("first"), bindparam("last")),
+)
+# Each play comes back with its unit, which names it: in one INSERT, whatever the order of the
+# rows returned (SQLite keeps the rows' order only with one INSERT per row).
+_INSERT_PLAY = insert(PlayRow).returning(PlayRow.id, PlayRow.block_id, PlayRow.serial)
 
 
-def buy_many(*, session: Session, orders: Sequence[Order], now: datetime) -> list[Outcome]:
-    """Sell one unit for each order in ``session``; each order's play, or the
-    :class:`ServiceError` that refused it (and changed nothing), in the orders' order.
+@dataclass(frozen=True, slots=True)
+class _Wanted:
+    """A well-formed order of this batch, its key taken."""
 
-    Nothing is committed here. On SQLite the sale is in the session's transaction, for the
-    caller to commit. On PostgreSQL each round of the sale is one statement: in the session's
-    transaction if it has one, else (a connection in autocommit) committed as it returns; the
-    plays of retries and the figures of a loss refusal are read after it.
+    index: int
+    order: Order
+    key_id: int
 
-    A player's second order in ``orders`` is sold in a round after the first (so a retry with
-    the same key replays the first one's play, as any retry does). A database error (not a
-    refusal) is raised: the caller rolls back its transaction; in autocommit the rounds that
-    returned before it stay committed, and their orders, sold again with the same keys, replay
-    their plays.
+
+def sell(*, session: Session, requests: Sequence[Order], now: datetime) -> list[Sale]:
+    """Sell one unit for each order of ``requests`` in ``session``'s transaction; each order's
+    new play (:class:`SoldPlay`, its view not built yet), the earlier play of a retry with the
+    same key, or the :class:`ServiceError` that refused it (and changed nothing), in the
+    orders' order.
+
+    A player's second order in ``requests`` is sold in a round after the first (so a retry
+    with the same key replays the first one's play, as any retry does). A database error (not
+    a refusal) is raised: the caller rolls the transaction back.
     """
-    return [
-        o.view() if isinstance(o, SoldPlay) else o
-        for o in sell_many(session=session, orders=orders, now=now)
-    ]
-
-
-def sell_many(*, session: Session, orders: Sequence[Order], now: datetime) -> list[Sale]:
-    """:func:`buy_many`, a new play given as :class:`SoldPlay` (its view not built yet)."""
-    outcomes: list[Sale | None] = [None] * len(orders)
+    outcomes: list[Sale | None] = [None] * len(requests)
     first: list[tuple[int, Order, str]] = []
     later: list[int] = []
     buyers: set[int] = set()
-    for index, order in enumerate(orders):
+    for index, order in enumerate(requests):
         try:
             key = check(order)
         except ServiceError as exc:
@@ -70,16 +133,13 @@ def sell_many(*, session: Session, orders: Sequence[Order], now: datetime) -> li
         else:
             buyers.add(order.player_id)
             first.append((index, order, key))
-    sold: list[tuple[UnitSale, int]] = []  # (sale, play id)
     unsold = Unsold()
-    if first:
-        on_postgres = session.get_bind().dialect.name == "postgresql"
-        sell = sell_function.sell if on_postgres else sale_steps.sell
-        sold = sell(session, first, unsold, now)
-        for index, error in unsold.refused.items():
-            outcomes[index] = error
-    for sale, play_id in sold:
+    wanted = _claim(session, first, unsold, now)
+    sales = _sell(session, wanted, unsold.refused, now)
+    for sale, play_id in zip(sales, _record(session, sales, now), strict=True):
         outcomes[sale.index] = SoldPlay.of(sale, play_id, now)
+    for index, error in unsold.refused.items():
+        outcomes[index] = error
     for index, player_id, play_id in unsold.replays:
         try:
             outcomes[index] = view_play(
@@ -88,7 +148,218 @@ def sell_many(*, session: Session, orders: Sequence[Order], now: datetime) -> li
         except ServiceError as exc:
             outcomes[index] = exc
     if later:
-        again = sell_many(session=session, orders=[orders[i] for i in later], now=now)
+        again = sell(session=session, requests=[requests[i] for i in later], now=now)
         for index, outcome in zip(later, again, strict=True):
             outcomes[index] = outcome
     return [o for o in outcomes if o is not None]
+
+
+def _claim(
+    session: Session, first: list[tuple[int, Order, str]], unsold: Unsold, now: datetime
+) -> list[_Wanted]:
+    """Take each order's idempotency key; the orders to sell. A key used before is a replay
+    of its play, or a conflict."""
+    if not first:
+        return []
+    claims = idempotency.claim_many(
+        session,
+        requests=[(order.player_id, key, order.digest) for _, order, key in first],
+        now=now,
+    )
+    wanted: list[_Wanted] = []
+    for (index, order, _), claim in zip(first, claims, strict=True):
+        if isinstance(claim, ServiceError):
+            unsold.refused[index] = claim
+        elif claim.replay_of is not None:
+            unsold.replays.append((index, order.player_id, claim.replay_of))
+        else:
+            wanted.append(_Wanted(index, order, claim.key_id))
+    return wanted
+
+
+def _sell(
+    session: Session, wanted: list[_Wanted], refused: dict[int, ServiceError], now: datetime
+) -> list[UnitSale]:
+    """Debit the stakes, take the units and credit their lots; the sales, in batch order.
+    The refused orders' keys are given back and their stakes refunded."""
+    if not wanted:
+        return []
+    connection = session.connection()
+    players = sorted(w.order.player_id for w in wanted)
+    if len(players) > 1:
+        # The buyers' accounts first, in id order, before any block.
+        connection.execute(_LOCK_ACCOUNTS, {"players": players})
+    over = limits.over_loss_limit(
+        connection, {w.order.player_id: w.order.stake_cents for w in wanted}, now
+    )
+    for w in wanted:
+        if w.order.player_id in over:
+            refused[w.index] = over[w.order.player_id]
+    debited = _debit(connection, [w for w in wanted if w.index not in refused], refused, now)
+    taken = _take_units(session, connection, [w for w in wanted if w.index in debited])
+    no_unit = [w for w in wanted if w.index in debited and w.index not in taken]
+    for w in no_unit:
+        refused[w.index] = sold_out(w.order)
+    ledger.move(session, amounts={debited[w.index][0]: w.order.stake_cents for w in no_unit})
+    idempotency.release_many(session, key_ids=[w.key_id for w in wanted if w.index in refused])
+    units: dict[tuple[int, int], tuple[int, bytes]] = {}
+    for block_id, first, last in _ranges(taken.values()):
+        for serial, lot, cells in connection.execute(
+            _UNITS, {"block": block_id, "first": first, "last": last}
+        ):
+            units[(block_id, int(serial))] = (int(lot), bytes(cells))
+    sold = [w for w in wanted if w.index in taken]
+    lots = {w.index: units[taken[w.index]][0] for w in sold}
+    # A jouer play's lot waits in the pending account until its fourth grid (plays.reveal_many):
+    # credited now, it would show in the balance, or let a purchase spend it, before its time.
+    ledger.move(
+        session,
+        amounts={debited[w.index][0]: lots[w.index] for w in sold if w.order.mode == Mode.AUTO},
+    )
+    sales = []
+    for w in sold:
+        account_id, after_stake = debited[w.index]
+        block_id, serial = taken[w.index]
+        lot, cells = units[(block_id, serial)]
+        sales.append(
+            UnitSale(
+                index=w.index,
+                order=w.order,
+                key_id=w.key_id,
+                account_id=account_id,
+                balance_before=after_stake + w.order.stake_cents,
+                balance_after=after_stake + lot,
+                block_id=block_id,
+                serial=serial,
+                lot_cents=lot,
+                cells=cells,
+            )
+        )
+    return sales
+
+
+def _debit(
+    connection: Connection,
+    wanted: list[_Wanted],
+    refused: dict[int, ServiceError],
+    now: datetime,
+) -> dict[int, tuple[int, int]]:
+    """Debit each order's stake if the balance holds it and the player is not self-excluded;
+    (account id, balance after the stake) by order index. The others are refused."""
+    after: dict[int, tuple[int, int]] = {}
+    for stake in sorted({w.order.stake_cents for w in wanted}):  # one statement per price
+        players = [w.order.player_id for w in wanted if w.order.stake_cents == stake]
+        for player_id, account_id, balance in connection.execute(
+            _DEBIT, {"players": players, "stake": stake, "now": now}
+        ):
+            after[int(player_id or 0)] = (int(account_id), int(balance))
+    short = [w for w in wanted if w.order.player_id not in after]
+    if short:
+        until = {
+            int(player_id): excluded_until
+            for player_id, excluded_until in connection.execute(
+                _EXCLUDED_UNTIL, {"players": [w.order.player_id for w in short]}
+            )
+        }
+        for w in short:
+            refused[w.index] = not_debited(w.order, until[w.order.player_id], now)
+    return {w.index: after[w.order.player_id] for w in wanted if w.order.player_id in after}
+
+
+def _take_units(
+    session: Session, connection: Connection, debited: list[_Wanted]
+) -> dict[int, tuple[int, int]]:
+    """The next unsold units of the open blocks, one per order, in order; (block id,
+    serial) by order index. An order missing from the answer found its price sold out."""
+    taken: dict[int, tuple[int, int]] = {}
+    for price in sorted({w.order.stake_cents for w in debited}):  # blocks in price order
+        needed = [w for w in debited if w.order.stake_cents == price]
+        tried_to_open = False
+        while needed:
+            row = connection.execute(_OPEN_BLOCK, {"price": price}).first()
+            if row is None:
+                if tried_to_open:
+                    break
+                # Sold out: open the next block. If a concurrent buyer opened it first,
+                # open_next waited for its commit, so the next look finds it either way.
+                blocks.open_next(session, price_cents=price)
+                tried_to_open = True
+                continue
+            tried_to_open = False
+            block_id, next_serial, size = int(row[0]), int(row[1]), int(row[2])
+            count = max(0, min(len(needed), size + 1 - next_serial))
+            end = next_serial + count
+            connection.execute(
+                _ADVANCE,
+                {"block": block_id, "next": end, "new_state": "sold_out" if end > size else "open"},
+            )
+            for w, serial in zip(needed[:count], range(next_serial, end), strict=True):
+                taken[w.index] = (block_id, serial)
+            needed = needed[count:]
+    return taken
+
+
+def _ranges(units: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """(block id, first serial, last serial) covering ``units`` (block id, serial)."""
+    spans: dict[int, tuple[int, int]] = {}
+    for block_id, serial in units:
+        low, high = spans.get(block_id, (serial, serial))
+        spans[block_id] = (min(low, serial), max(high, serial))
+    return [(block_id, low, high) for block_id, (low, high) in sorted(spans.items())]
+
+
+def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]:
+    """The ledger transactions, plays, settled keys and audit records of ``sales``; the
+    play ids. The operator accounts and the audit head are locked here, last."""
+    if not sales:
+        return []
+    transaction_ids = ledger.post_many(
+        session,
+        kind="purchase",
+        movements=[
+            [
+                (s.account_id, -s.order.stake_cents),
+                (SALES_ACCOUNT, s.order.stake_cents),
+                (PRIZES_ACCOUNT, -s.lot_cents),
+                (s.account_id if s.order.mode == Mode.AUTO else PENDING_ACCOUNT, s.lot_cents),
+            ]
+            for s in sales
+        ],
+        now=now,
+        settled=frozenset(s.account_id for s in sales),
+    )
+    play_of = {
+        (int(block_id), int(serial)): int(play_id)
+        for play_id, block_id, serial in session.connection().execute(
+            _INSERT_PLAY,
+            [
+                {"player_id": s.order.player_id, "transaction_id": t, **s.columns(now)}
+                for s, t in zip(sales, transaction_ids, strict=True)
+            ],
+        )
+    }
+    play_ids = [play_of[(s.block_id, s.serial)] for s in sales]
+    idempotency.settle_many(
+        session, results=[(s.key_id, p) for s, p in zip(sales, play_ids, strict=True)]
+    )
+    audit.append_many(
+        session,
+        records=[
+            (
+                "purchase",
+                audit.player_actor(s.order.player_id),
+                {
+                    "play_id": p,
+                    "player_id": s.order.player_id,
+                    "block_id": s.block_id,
+                    "serial": s.serial,
+                    "stake_cents": s.order.stake_cents,
+                    "lot_cents": s.lot_cents,
+                    "transaction_id": t,
+                },
+            )
+            for s, p, t in zip(sales, play_ids, transaction_ids, strict=True)
+        ],
+        now=now,
+    )
+    return play_ids

@@ -6,11 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import date, datetime
 
-from sqlalchemy import ColumnElement, func, select
-from sqlalchemy.orm import Session
+from sqlalchemy import Connection, func, select
 
 from pharaon.game.rules import rules
 from pharaon.service import blocks
+from pharaon.store.dialect import utc_day
 from pharaon.store.tables import PlayRow
 
 
@@ -40,18 +40,11 @@ def _rate(prizes: int, stakes: int) -> int | None:
     return prizes * 10_000 // stakes if stakes else None
 
 
-def _day(session: Session) -> ColumnElement[str]:
-    # SQLite keeps naive UTC text (see UTCDateTime); PostgreSQL a timestamptz.
-    if session.get_bind().dialect.name == "postgresql":
-        return func.to_char(func.timezone("UTC", PlayRow.created_at), "YYYY-MM-DD")
-    return func.substr(PlayRow.created_at, 1, 10)
-
-
 def sales_report(
-    *, session: Session, since: datetime | None = None, until: datetime | None = None
+    *, connection: Connection, since: datetime | None = None, until: datetime | None = None
 ) -> SalesReport:
     """Plays from ``since`` (inclusive) to ``until`` (exclusive), grouped per day and price."""
-    day = _day(session).label("day")
+    day = utc_day(connection, PlayRow.created_at).label("day")
     query = (
         select(
             day,
@@ -76,13 +69,13 @@ def sales_report(
             int(prizes),
             _rate(int(prizes), int(stakes)),
         )
-        for d, price, n, stakes, prizes in session.execute(query)
+        for d, price, n, stakes, prizes in connection.execute(query)
     )
     stakes = sum(line.stakes_cents for line in lines)
     prizes = sum(line.prizes_cents for line in lines)
     liability = sum(
         lot * n
-        for b in blocks.list_blocks(session=session)
+        for b in blocks.list_blocks(connection=connection)
         if b.state in ("loaded", "open")
         for lot, n in b.remaining_lots
     )

@@ -2,12 +2,11 @@
 
 A TOTP code is checked against the shared secret itself (RFC 6238), so the secret cannot be
 hashed like a password; it is kept encrypted instead. The key is 32 random bytes in
-``<keys_dir>/totp.key`` (hexadecimal, mode 0600, created with O_EXCL on first need, as the
-block keys of :mod:`pharaon.pool.keys`); it never goes to the database. A sealed value is
-``aesgcm:`` and the URL-safe base64 of nonce (12 bytes), ciphertext and tag, with the
-operator's email as associated data (a sealed secret copied to another row does not open).
-A value without the prefix is a secret written before migration 0006, read as it is and sealed
-at the operator's next log-in.
+``<keys_dir>/totp.key`` (hexadecimal, mode 0600, created with O_EXCL when the first operator
+is added, as the block keys of :mod:`pharaon.pool.keys`); it never goes to the database. A
+sealed value is ``aesgcm:`` and the URL-safe base64 of nonce (12 bytes), ciphertext and tag,
+with the operator's email as associated data (a sealed secret copied to another row does not
+open).
 """
 
 from __future__ import annotations
@@ -50,10 +49,10 @@ class Sealer:
         return PREFIX + base64.urlsafe_b64encode(nonce + sealed).decode("ascii")
 
     def open(self, stored: str, *, email: str) -> str:
-        """The secret in ``stored`` (sealed, or in clear from before migration 0006)."""
-        if not stored.startswith(PREFIX):
-            return stored
+        """The secret sealed in ``stored``."""
         try:
+            if not stored.startswith(PREFIX):
+                raise ValueError("not sealed")
             raw = base64.urlsafe_b64decode(stored[len(PREFIX) :].encode("ascii"))
             opened = AESGCM(self.key).decrypt(raw[:_NONCE_BYTES], raw[_NONCE_BYTES:], _aad(email))
         except (InvalidTag, binascii.Error, ValueError):
@@ -64,19 +63,21 @@ class Sealer:
         return opened.decode("ascii")
 
 
-def is_sealed(stored: str) -> bool:
-    return stored.startswith(PREFIX)
-
-
 def _aad(email: str) -> bytes:
     return f"pharaon totp {email}".encode()
 
 
-def load(keys_dir: Path) -> Sealer:
-    """The sealer of ``keys_dir``'s key file, written first if there is none yet; a key file
-    that is unreadable, open to others or not a 32-byte key is a :class:`SealingError`."""
+def load(keys_dir: Path, *, create: bool = False) -> Sealer:
+    """The sealer of ``keys_dir``'s key file, written first if there is none yet and
+    ``create`` (an operator being added); a key file that is missing, unreadable, open to
+    others or not a 32-byte key is a :class:`SealingError`."""
     path = keys_dir / KEY_FILE
     try:
+        if not path.exists() and not create:
+            raise SealingError(
+                f"no TOTP key file {path}: is PHARAON_KEYS_DIR the folder the operators were "
+                "added with?"
+            )
         if not path.exists():
             keys_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
             try:

@@ -1,11 +1,15 @@
-"""Log-in sessions in the database: a bearer token (kept only as its SHA-256), a CSRF token,
-and expiry after a stretch without requests."""
+"""Log-in sessions, players' and operators' alike: a bearer token (kept only as its SHA-256), a
+CSRF token, and expiry after a stretch without requests.
+
+A request is let in by :func:`look_up` (a read) and, when something is due for its session,
+:func:`keep` (a write): its last request written at most every :data:`TOUCH_EVERY`, so most
+requests write nothing; a session idle too long deleted and refused.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import secrets
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
@@ -13,24 +17,27 @@ from typing import Literal
 from sqlalchemy import Connection, bindparam, delete, insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service.errors import ForbiddenError, ServiceError, UnauthorizedError
-from pharaon.store.tables import Player, SessionRow
+from pharaon.service.audit import operator_actor
+from pharaon.service.errors import ForbiddenError, UnauthorizedError
+from pharaon.store.tables import Operator, Player, SessionRow
 
 # A session's last request is written at most this often, so most requests stay read-only.
 TOUCH_EVERY = timedelta(seconds=30)
 
 # Built once: every authenticated request looks its session up.
-_LOOKUP = (
+_LOOK_UP = (
     select(
-        SessionRow.token_sha256,
         SessionRow.player_id,
+        SessionRow.operator_id,
         SessionRow.csrf_token,
         SessionRow.last_seen_at,
-        Player.email,
-        Player.self_excluded_until,
+        Player.email.label("player_email"),
+        Operator.email.label("operator_email"),
+        Operator.role,
     )
-    .join(Player, Player.id == SessionRow.player_id)
-    .where(SessionRow.token_sha256.in_(bindparam("digests", expanding=True)))
+    .outerjoin(Player, Player.id == SessionRow.player_id)
+    .outerjoin(Operator, Operator.id == SessionRow.operator_id)
+    .where(SessionRow.token_sha256 == bindparam("digest"))
 )
 
 
@@ -56,35 +63,58 @@ class Credentials:
 
 
 @dataclass(frozen=True, slots=True)
-class Current:
-    """The player behind a valid session."""
+class PlayerSession:
+    """A player's valid session."""
 
+    token_sha256: str
+    csrf_token: str
     player_id: int
     email: str
-    csrf_token: str
-    self_excluded_until: datetime | None
+
+
+@dataclass(frozen=True, slots=True)
+class OperatorSession:
+    """An operator's valid session."""
+
     token_sha256: str
+    csrf_token: str
+    operator_id: int
+    email: str
+    role: str
+
+    @property
+    def actor(self) -> str:
+        """This operator's name in the audit log."""
+        return operator_actor(self.email)
 
 
+Holder = PlayerSession | OperatorSession
 Due = Literal["touch", "expire"] | None
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A session looked up, and what is due to be written for it (see :func:`lookup_many`)."""
+    """A session looked up, and what is due to be written for it (see :func:`look_up`)."""
 
-    current: Current
+    holder: Holder
     due: Due
 
 
-def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
-    """Insert a session in the caller's transaction."""
+def create(
+    session: Session,
+    *,
+    now: datetime,
+    player_id: int | None = None,
+    operator_id: int | None = None,
+) -> NewSession:
+    """Open a session of one player or one operator in the caller's transaction."""
     token = secrets.token_urlsafe(32)
     csrf = secrets.token_urlsafe(32)
     session.execute(
         insert(SessionRow).values(
             token_sha256=token_digest(token),
             player_id=player_id,
+            operator_id=operator_id,
             csrf_token=csrf,
             created_at=now,
             last_seen_at=now,
@@ -93,104 +123,63 @@ def create(session: Session, *, player_id: int, now: datetime) -> NewSession:
     return NewSession(token, csrf, now)
 
 
-def lookup_many(
-    *, connection: Connection, tokens: Sequence[str], now: datetime, idle: timedelta
-) -> list[Found | UnauthorizedError]:
-    """For each token, its player and what its session needs written, or
-    :class:`UnauthorizedError` if the token is unknown; in one read (``connection`` may be a
-    reader's: :func:`pharaon.store.engine.make_reader`).
-
-    Most requests write nothing: the session's last request is written at most every 30 s
-    (``Found.due == "touch"``); one idle over ``idle`` is to be deleted (``"expire"``) and
-    refused. :func:`let_in_many` does either.
-    """
-    digests = [token_digest(token) for token in tokens]
-    rows = {
-        row.token_sha256: row
-        for row in connection.execute(_LOOKUP, {"digests": sorted(set(digests))})
-    }
-    found: list[Found | UnauthorizedError] = []
-    for digest in digests:
-        row = rows.get(digest)
-        if row is None:
-            found.append(UnauthorizedError("not logged in, or the session has ended"))
-            continue
-        due: Due = None
-        if now - row.last_seen_at > idle:
-            due = "expire"
-        elif now - row.last_seen_at >= TOUCH_EVERY:
-            due = "touch"
-        current = Current(
-            int(row.player_id), row.email, row.csrf_token, row.self_excluded_until, digest
+def look_up(*, connection: Connection, token: str, now: datetime, idle: timedelta) -> Found:
+    """The holder of ``token``'s session and what is due for it (``"touch"`` when its last
+    request is older than :data:`TOUCH_EVERY`, ``"expire"`` when older than ``idle``), in one
+    read; :class:`UnauthorizedError` if there is no such session."""
+    digest = token_digest(token)
+    row = connection.execute(_LOOK_UP, {"digest": digest}).first()
+    if row is None:
+        raise UnauthorizedError("not logged in, or the session has ended")
+    holder: Holder
+    if row.player_id is not None:
+        holder = PlayerSession(digest, row.csrf_token, int(row.player_id), row.player_email)
+    else:
+        holder = OperatorSession(
+            digest, row.csrf_token, int(row.operator_id), row.operator_email, row.role
         )
-        found.append(Found(current, due))
-    return found
+    due: Due = None
+    if now - row.last_seen_at > idle:
+        due = "expire"
+    elif now - row.last_seen_at >= TOUCH_EVERY:
+        due = "touch"
+    return Found(holder, due)
 
 
-def admit(current: Current, credentials: Credentials) -> Current:
-    """``current``, once ``credentials`` carry the CSRF token of its session if they must; else
-    :class:`ForbiddenError`."""
-    check_csrf(
-        credentials,
-        current.csrf_token,
-        "a change asked with the session cookie must carry the session's csrf_token",
-    )
-    return current
-
-
-def check_csrf(credentials: Credentials, csrf_token: str, refusal: str) -> None:
-    """:class:`ForbiddenError` (``refusal``) unless ``credentials`` that must carry a CSRF
-    token (a change asked with a cookie) carry ``csrf_token``; players' and operators'."""
-    sent = credentials.csrf
-    if sent is not None and not (sent and secrets.compare_digest(sent, csrf_token)):
-        raise ForbiddenError(refusal, code="csrf")
-
-
-def let_in_many(
-    *,
-    session: Session,
-    found: Sequence[Found | UnauthorizedError],
-    credentials: Sequence[Credentials],
-    now: datetime,
-) -> list[Current | ServiceError]:
-    """For each of ``credentials``, the player it lets in, or the :class:`UnauthorizedError`
-    or :class:`ForbiddenError` that keeps it out; ``found``: :func:`lookup_many` of their
-    tokens. What is due for the sessions is written in the caller's transaction (which the
-    caller commits, also when it keeps every one out), once per session and in token order."""
-    due = {f.current.token_sha256: f for f in found if isinstance(f, Found) and f.due}
-    ended: dict[str, str] = {}  # digest: why its session is over
-    for digest in sorted(due):
-        try:
-            _write_due(session=session, found=due[digest], now=now)
-        except UnauthorizedError as exc:
-            ended[digest] = exc.detail
-    let_in: list[Current | ServiceError] = []
-    for one, shown in zip(found, credentials, strict=True):
-        if isinstance(one, UnauthorizedError):
-            let_in.append(one)
-        elif one.current.token_sha256 in ended:
-            let_in.append(UnauthorizedError(ended[one.current.token_sha256]))
-        else:
-            try:
-                let_in.append(admit(one.current, shown))
-            except ForbiddenError as exc:
-                let_in.append(exc)
-    return let_in
-
-
-def _write_due(*, session: Session, found: Found, now: datetime) -> None:
-    """Write what :func:`lookup_many` found due, in the caller's transaction; an expired
-    session is deleted and refused (:class:`UnauthorizedError`: commit all the same)."""
-    digest = found.current.token_sha256
+def keep(*, session: Session, found: Found, now: datetime) -> UnauthorizedError | None:
+    """Write what :func:`look_up` found due, in the caller's transaction: the last request's
+    time, or, for a session idle too long, its deletion and the refusal to answer (returned,
+    for the caller to commit the deletion)."""
+    digest = found.holder.token_sha256
     if found.due == "expire":
         session.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
-        raise UnauthorizedError("the session expired after inactivity; log in again")
+        return UnauthorizedError("the session expired after inactivity; log in again")
     if found.due == "touch":
         session.execute(
             update(SessionRow).where(SessionRow.token_sha256 == digest).values(last_seen_at=now)
+        )
+    return None
+
+
+def check_csrf(credentials: Credentials, holder: Holder) -> None:
+    """:class:`ForbiddenError` (``csrf``) unless ``credentials`` that must carry a CSRF token (a
+    change asked with a cookie) carry the one of ``holder``'s session."""
+    sent = credentials.csrf
+    if sent is not None and not (sent and secrets.compare_digest(sent, holder.csrf_token)):
+        raise ForbiddenError(
+            "a change asked with the session cookie must carry the session's csrf_token",
+            code="csrf",
         )
 
 
 def end(*, session: Session, token_sha256: str) -> None:
     """Log out: the session is deleted."""
     session.execute(delete(SessionRow).where(SessionRow.token_sha256 == token_sha256))
+
+
+def end_all(*, session: Session, player_id: int, but: str | None = None) -> None:
+    """End every session of ``player_id``, but the one whose token's SHA-256 is ``but``."""
+    statement = delete(SessionRow).where(SessionRow.player_id == player_id)
+    if but is not None:
+        statement = statement.where(SessionRow.token_sha256 != but)
+    session.execute(statement)

@@ -13,12 +13,12 @@ from collections.abc import Iterator
 
 import numpy as np
 from numpy.typing import NDArray
-from sqlalchemy import insert, select
+from sqlalchemy import insert
 from sqlalchemy.orm import Session
 
 from pharaon.pool import merkle
 from pharaon.pool.blockfile import ticket_bytes
-from pharaon.store.tables import MerkleChunk, UnitRow
+from pharaon.store.tables import MerkleChunk
 
 CHUNK_NODES = 256  # 8 KB of hashes per row
 _HASH = 32
@@ -48,21 +48,3 @@ def store_tree(
     if rows:
         session.execute(insert(MerkleChunk), rows)
     return merkle.merkle_root(leaves)
-
-
-def store_tree_from_units(session: Session, *, block_id: int) -> str:
-    """:func:`store_tree` from the block's stored units (for blocks loaded before the trees
-    were kept); its root (hex)."""
-    cells: list[bytes] = []
-    lots: list[int] = []
-    for blob, lot in session.execute(
-        select(UnitRow.cells, UnitRow.lot_cents)
-        .where(UnitRow.block_id == block_id)
-        .order_by(UnitRow.serial)
-    ):
-        cells.append(bytes(blob))
-        lots.append(int(lot))
-    units = np.frombuffer(b"".join(cells), dtype=np.int8).reshape(-1, 64)
-    return store_tree(
-        session, block_id=block_id, units=units, lots_cents=np.array(lots, dtype=np.int64)
-    )

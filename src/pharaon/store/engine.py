@@ -1,24 +1,33 @@
-"""Engines for SQLite (WAL, synchronous=FULL, busy timeout, BEGIN IMMEDIATE) and PostgreSQL."""
+"""Engines for SQLite (WAL, synchronous=FULL, one writer) and PostgreSQL (psycopg 3), and the
+two kinds of transaction the rest of the program opens on them: a write, and a read.
+
+- A *write* transaction (a plain ``Session`` or ``Connection``) begins ``BEGIN IMMEDIATE`` on
+  SQLite, so that a writer holds SQLite's one write lock from its first statement and never
+  fails half-way on a busy upgrade; on PostgreSQL it is READ COMMITTED, with the rows a writer
+  changes locked ``FOR UPDATE`` in one order by every writer.
+- A *read* transaction (:func:`make_reader`) sees one snapshot and writes nothing: a deferred
+  ``BEGIN`` on SQLite (in WAL, beside the writer, never after it), ``REPEATABLE READ READ
+  ONLY`` on PostgreSQL.
+
+SQLite has one writer at a time. A server process keeps to it by sending all its writes
+through one door (``web/database.py``); :func:`writers_at_once` says so. Other processes
+(a command line beside the server) wait on SQLite's own lock, up to the busy timeout.
+"""
 
 from __future__ import annotations
 
-import fcntl
-import os
-import threading
 from pathlib import Path
 from typing import Any
 
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.orm import Session, sessionmaker
 
 SQLITE_BUSY_MS = 30_000
 # A PostgreSQL that accepts the connection but never answers would hold a connect (and the
 # thread waiting on it) for ever; the URL's own connect_timeout, if any, wins.
 POSTGRES_CONNECT_SECONDS = 5
-# An execution option: this engine only reads, one statement at a time, in autocommit: no
-# BEGIN or ROLLBACK round trips, and on SQLite no write lock, so reads never queue behind a
-# writer (WAL lets them run beside it). Each statement sees the latest commit.
+# An execution option: this transaction only reads (see the module's docstring).
 READ_ONLY = "pharaon_read_only"
 
 
@@ -27,9 +36,11 @@ class DatabaseUrlError(ValueError):
 
 
 def normalise_url(url: str) -> str:
-    """The SQLAlchemy URL for ``url``; plain ``postgresql://`` means psycopg 3."""
+    """The SQLAlchemy URL for ``url``, in either form PostgreSQL documents: a libpq URL
+    (``postgresql://`` means psycopg 3, and a multi-host ``host1:5432,host2:5432`` list is
+    kept for libpq, which tries each host in turn) or a SQLAlchemy one."""
     try:
-        parsed = make_url(url)
+        parsed = make_url(_hosts_in_query(url))
     except Exception as exc:
         raise DatabaseUrlError(f"not a database URL: {url!r}") from exc
     backend = parsed.get_backend_name()
@@ -40,125 +51,76 @@ def normalise_url(url: str) -> str:
     return parsed.render_as_string(hide_password=False)
 
 
-def make_engine(url: str, *, pool_size: int = 10) -> Engine:
-    """An engine for ``url``; for a SQLite file, its folder is created if missing."""
+def _hosts_in_query(url: str) -> str:
+    """A libpq URL with several hosts in its authority (``user@h1:5432,h2:5433/db``) in the
+    form SQLAlchemy reads, the hosts as ``host`` query parameters; any other URL unchanged."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or not scheme.startswith("postgres"):
+        return url
+    authority, _, tail = rest.partition("/")
+    user, at, hosts = authority.rpartition("@")
+    if "," not in hosts:
+        return url
+    path, _, query = tail.partition("?")
+    listed = "&".join(f"host={host}" for host in hosts.split(",") if host)
+    query = f"{query}&{listed}" if query else listed
+    return f"{scheme}://{user}{at}/{path}?{query}"
+
+
+def is_sqlite(url: str | URL | Engine) -> bool:
+    """Whether ``url`` (or an engine's) is a SQLite database."""
+    if isinstance(url, Engine):
+        return url.dialect.name == "sqlite"
+    return make_url(url).get_backend_name() == "sqlite"
+
+
+def make_engine(url: str, *, pool_size: int = 10, create: bool = True) -> Engine:
+    """An engine for ``url``. For a SQLite file, its folder must exist unless ``create``
+    (then it is made)."""
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        database = parsed.database or ""
-        if database in ("", ":memory:") or database.startswith("file:"):
-            raise DatabaseUrlError("SQLite needs a file: sqlite:///path/to/pharaon.db")
-        Path(database).parent.mkdir(parents=True, exist_ok=True)
-        engine = create_engine(
-            url,
-            connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_MS / 1000},
-            pool_size=pool_size,
-            max_overflow=pool_size,
-        )
-        # Rows inserted together go in one INSERT, not one step each: the driver gives up the
-        # GIL at each step and the writer, holding the lock, waits to get it back.
-        engine.dialect.use_insertmanyvalues_wo_returning = True
-        _sqlite_setup(engine, _WriterLock(writer_lock_path(database)))
-        _watch_writes(engine)
-        return engine
+        return _sqlite_engine(url, parsed, pool_size=pool_size, create=create)
     timeout = (
         {} if "connect_timeout" in parsed.query else {"connect_timeout": POSTGRES_CONNECT_SECONDS}
     )
-    # No pre-ping: it would cost a round trip per checkout; stale connections are recycled.
-    engine = create_engine(
-        url, connect_args=timeout, pool_size=pool_size, max_overflow=pool_size, pool_recycle=1800
+    # No pre-ping: it would cost a round trip per checkout. A connection found lost is
+    # discarded with every other connection of the pool opened before it (SQLAlchemy's own
+    # handling), and one waits for a pooled connection no longer than for a new one.
+    return create_engine(
+        url,
+        hide_parameters=True,  # an error's text never carries a request's values (e-mails)
+        connect_args=timeout,
+        pool_size=pool_size,
+        max_overflow=pool_size,
+        pool_recycle=1800,
+        pool_timeout=POSTGRES_CONNECT_SECONDS,
     )
-    _watch_writes(engine)
-    return engine
 
 
-_WROTE = "pharaon_wrote"
-
-
-def _watch_writes(engine: Engine) -> None:
-    """Mark a connection's transaction once it has run an INSERT, UPDATE or DELETE, until it
-    ends (:func:`has_uncommitted_writes`)."""
-
-    @event.listens_for(engine, "begin")
-    @event.listens_for(engine, "commit")
-    @event.listens_for(engine, "rollback")
-    def _ended(connection: Any) -> None:
-        if not connection.invalidated:  # a lost connection's info is gone with it
-            connection.info.pop(_WROTE, None)
-
-    @event.listens_for(engine, "after_cursor_execute")
-    def _executed(
-        connection: Any,
-        _cursor: Any,
-        _statement: Any,
-        _parameters: Any,
-        context: Any,
-        _executemany: bool,
-    ) -> None:
-        if context is not None and (context.isinsert or context.isupdate or context.isdelete):
-            connection.info[_WROTE] = True
-
-
-def has_uncommitted_writes(session: Session) -> bool:
-    """Whether ``session`` holds changes, flushed or not, that its transaction has not yet
-    committed: what a closing would roll back."""
-    if session.new or session.dirty or session.deleted:
-        return True
-    return session.in_transaction() and bool(session.connection().info.get(_WROTE))
-
-
-def writer_lock_path(database: str | Path) -> Path:
-    """The file beside SQLite database ``database`` whose ``flock`` its writers queue on."""
-    return Path(f"{database}-writer")
-
-
-class _WriterLock:
-    """SQLite has one writer at a time. Writers queue on this lock instead of polling the
-    database's own lock, whose busy handler sleeps up to 100 ms between tries, far longer than
-    a purchase holds it (docs/performance.md): threads of this process on a
-    ``threading.Lock``, server processes sharing the file on an ``flock`` of ``path`` beside it,
-    waited for in the kernel, which hands it over as soon as it is released (and releases it if
-    its holder dies). A thread that waits for another of its process past the busy timeout goes
-    on to SQLite's own lock, which still keeps writers apart."""
-
-    def __init__(self, path: Path) -> None:
-        self._path = path
-        self._threads = threading.Lock()
-        self._file: int | None = None  # opened in the process that uses it
-
-    def acquire(self) -> bool:
-        if not self._threads.acquire(timeout=SQLITE_BUSY_MS / 1000):
-            return False
-        try:
-            if self._file is None:
-                self._file = os.open(self._path, os.O_RDWR | os.O_CREAT, 0o600)
-            # Blocking: polling for it cost more CPU than the sale (docs/performance.md).
-            fcntl.flock(self._file, fcntl.LOCK_EX)
-        except BaseException:
-            self._threads.release()
-            raise
-        return True
-
-    def release(self) -> None:
-        if self._file is not None:
-            fcntl.flock(self._file, fcntl.LOCK_UN)
-        self._threads.release()
-
-    def close(self) -> None:
-        """Close the lock file (reopened if the lock is taken again)."""
-        with self._threads:
-            if self._file is not None:
-                os.close(self._file)
-                self._file = None
-
-
-def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
-    # A disposed engine keeps no file open: the filesystem can then be remounted read-only.
-    event.listen(engine, "engine_disposed", lambda _engine: writer.close())
+def _sqlite_engine(url: str, parsed: URL, *, pool_size: int, create: bool) -> Engine:
+    database = parsed.database or ""
+    if database in ("", ":memory:") or database.startswith("file:"):
+        raise DatabaseUrlError("SQLite needs a file: sqlite:///path/to/pharaon.db")
+    folder = Path(database).parent
+    if create:
+        folder.mkdir(parents=True, exist_ok=True)
+    elif not folder.is_dir():
+        raise DatabaseUrlError(f"no folder {folder} for the SQLite database {database}")
+    engine = create_engine(
+        url,
+        hide_parameters=True,
+        connect_args={"check_same_thread": False, "timeout": SQLITE_BUSY_MS / 1000},
+        pool_size=pool_size,
+        max_overflow=pool_size,
+    )
+    # Rows inserted together go in one INSERT, not one step each: the driver gives up the GIL
+    # at each step and the writer, holding the lock, waits to get it back.
+    engine.dialect.use_insertmanyvalues_wo_returning = True
 
     @event.listens_for(engine, "connect")
     def _connect(dbapi_connection: Any, _record: Any) -> None:
-        # The driver must not open transactions itself: we say BEGIN IMMEDIATE below.
+        # The driver must not open transactions itself: they begin below.
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute("PRAGMA journal_mode=WAL")
@@ -167,52 +129,38 @@ def _sqlite_setup(engine: Engine, writer: _WriterLock) -> None:
         cursor.execute("PRAGMA foreign_keys=ON")
         cursor.close()
 
-    # The connections holding the writer lock; not in their ``info``, which an invalidated
-    # connection can no longer reach, so its rollback would not release the lock.
-    holders: set[Any] = set()
-
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
-        if connection.get_execution_options().get(READ_ONLY):
-            return  # autocommit: each statement alone
-        # Take the write lock at the start: a purchase never fails half-way on a busy upgrade.
-        if writer.acquire():
-            holders.add(connection)
-        try:
-            connection.exec_driver_sql("BEGIN IMMEDIATE")
-        except BaseException:
-            _end(connection)
-            raise
+        # A writer takes SQLite's write lock at once; a reader takes a snapshot at its first
+        # read, beside the writer.
+        read_only = connection.get_execution_options().get(READ_ONLY)
+        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
 
-    # COMMIT and ROLLBACK are said here, before the lock is given back (the driver's own that
-    # follow find nothing to do): the next writer then finds SQLite's lock free, not busy.
-    @event.listens_for(engine, "commit")
-    def _commit(connection: Any) -> None:
-        _end(connection, "COMMIT")
+    return engine
 
-    @event.listens_for(engine, "rollback")
-    def _rollback(connection: Any) -> None:
-        _end(connection, "ROLLBACK")
 
-    def _end(connection: Any, statement: str | None = None) -> None:
-        if connection not in holders:
-            return
-        try:
-            if statement and not connection.invalidated and connection.connection.in_transaction:
-                connection.exec_driver_sql(statement)
-        finally:
-            holders.discard(connection)
-            writer.release()
+def writers_at_once(engine: Engine) -> int | None:
+    """How many write transactions may run at once on ``engine``'s database: 1 for SQLite,
+    whose writers take turns; None (no limit but the pool's) for PostgreSQL."""
+    return 1 if is_sqlite(engine) else None
 
 
 def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
+    """Sessions for write transactions (and the command line's reads)."""
     return sessionmaker(engine, expire_on_commit=False)
 
 
 def make_reader(engine: Engine) -> Engine:
-    """``engine`` for reads of one statement each, in autocommit: one round trip, and on
-    SQLite beside the writer instead of after it. Nothing is to be written through it."""
-    if engine.dialect.name == "sqlite":
-        # Its connections are in autocommit already (we begin ourselves); READ_ONLY skips that.
+    """``engine`` for read transactions: each one snapshot, nothing written through it."""
+    if is_sqlite(engine):
         return engine.execution_options(**{READ_ONLY: True})
-    return engine.execution_options(isolation_level="AUTOCOMMIT", **{READ_ONLY: True})
+    return engine.execution_options(
+        isolation_level="REPEATABLE READ", postgresql_readonly=True, **{READ_ONLY: True}
+    )
+
+
+def check_file(engine: Engine) -> None:
+    """``OSError`` if ``engine``'s SQLite file is no longer at its path (a pooled connection
+    goes on reading and writing a removed file); nothing for PostgreSQL."""
+    if is_sqlite(engine) and engine.url.database:
+        Path(engine.url.database).stat()

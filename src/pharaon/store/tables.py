@@ -33,7 +33,7 @@ from pharaon.store.types import UTCDateTime
 CASH_ACCOUNT = 1
 SALES_ACCOUNT = 2
 PRIZES_ACCOUNT = 3
-# Id 0, not 4: databases made before it (migration 0004) already gave 4 to a player.
+# Id 0: the operator's accounts are set apart from the players' (1 to 3 came first).
 PENDING_ACCOUNT = 0
 OPERATOR_ACCOUNTS = {
     PENDING_ACCOUNT: "pending",
@@ -74,22 +74,32 @@ class Player(Base):
 
 
 class LoginFailure(Base):
-    """Failed logins per email (known or not), and the lock-out they lead to."""
+    """Failed log-ins counted under one key (an email, a client address, an operator's) and the
+    lock-out they lead to: one table for every kind of log-in (service/logins.py)."""
 
     __tablename__ = "login_failures"
 
-    email: Mapped[str] = mapped_column(String(254), primary_key=True)
+    key: Mapped[str] = mapped_column(String(254), primary_key=True)
     failures: Mapped[int] = mapped_column(Integer)
     locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class SessionRow(Base):
-    """A login session; the token itself is never stored, only its SHA-256."""
+    """A log-in session of a player or of an operator (exactly one of the two); the token
+    itself is never stored, only its SHA-256."""
 
     __tablename__ = "sessions"
+    __table_args__ = (
+        CheckConstraint("(player_id IS NULL) <> (operator_id IS NULL)", name="one_holder"),
+    )
 
     token_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
-    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), index=True)
+    player_id: Mapped[int | None] = mapped_column(
+        ForeignKey("players.id"), index=True, nullable=True
+    )
+    operator_id: Mapped[int | None] = mapped_column(
+        ForeignKey("operators.id"), index=True, nullable=True
+    )
     csrf_token: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)
@@ -323,21 +333,9 @@ class Operator(Base):
     email: Mapped[str] = mapped_column(String(254), unique=True)
     password_hash: Mapped[str] = mapped_column(String(200))
     # Sealed with AES-GCM (service/sealing.py): verifying a code needs the secret itself
-    # (RFC 6238), so it cannot be hashed; rows from before migration 0006 may still be clear.
+    # (RFC 6238), so it cannot be hashed.
     totp_secret: Mapped[str] = mapped_column(String(200))
     role: Mapped[str] = mapped_column(String(16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # The last TOTP time step accepted, so a code cannot be replayed.
     last_totp_step: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
-
-
-class OperatorSession(Base):
-    """An operator's log-in session; like players', only the token's SHA-256 is kept."""
-
-    __tablename__ = "operator_sessions"
-
-    token_sha256: Mapped[str] = mapped_column(String(64), primary_key=True)
-    operator_id: Mapped[int] = mapped_column(ForeignKey("operators.id"), index=True)
-    csrf_token: Mapped[str] = mapped_column(String(64))
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    last_seen_at: Mapped[datetime] = mapped_column(UTCDateTime)

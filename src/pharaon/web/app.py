@@ -1,7 +1,7 @@
 """The FastAPI application factory: ``/api/v1`` routers, the player's page at ``/``, the
-operator's console at ``/operator/``, their files under ``/static/``. Nothing a second worker
+operator's console at ``/operator/``, their files under ``/static/``. Nothing a second server
 would need lives in this process: sessions, idempotency keys and lock-outs are in the
-database."""
+database, reached through its two doors (``web/database.py``)."""
 
 from __future__ import annotations
 
@@ -9,26 +9,23 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
-from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 
-from anyio import to_thread
 from fastapi import FastAPI
 from fastapi.responses import FileResponse
 from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
-from sqlalchemy.exc import SQLAlchemyError
-from sqlalchemy.orm import Session, sessionmaker
 
 from pharaon import __version__
 from pharaon.service import checkpoints
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
-from pharaon.store.engine import make_engine, make_reader, make_sessionmaker
-from pharaon.store.settings import Settings
+from pharaon.settings import Settings
+from pharaon.store.engine import make_engine
+from pharaon.store.faults import DatabaseUnavailableError
 from pharaon.web import errors, observe
-from pharaon.web.desk import ReadDesk, RevealDesk, SalesDesk, SessionDesk
+from pharaon.web.database import Database
 from pharaon.web.guards import BodyLimit, SecurityHeaders
 from pharaon.web.routers import (
     audit,
@@ -46,28 +43,22 @@ from pharaon.web.routers import (
 from pharaon.web.schemas import ERROR_RESPONSES
 
 API_PREFIX = "/api/v1"
-# The sales, reveal, session and read desks: a database connection each, in their batches.
-DESKS = 4
+# The writes served together (purchases, reveals): a thread and a connection each.
+TOGETHER = 2
 STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
 # How often the server looks whether the day's checkpoint of the audit chain is due.
 CHECKPOINT_LOOK_SECONDS = 3600
 _log = logging.getLogger(__name__)
 
 
-async def _daily_checkpoints(writers: sessionmaker[Session], stop: asyncio.Event) -> None:
+async def _daily_checkpoints(db: Database, stop: asyncio.Event) -> None:
     """Take a checkpoint of the audit chain at start and whenever the last is a day old, until
-    ``stop`` is set. A look under way is finished, never abandoned: its thread holds a
-    connection of the engine, which the caller disposes of after."""
-
-    def look() -> None:
-        with writers() as session, session.begin():
-            checkpoints.take_if_due(session, now=utcnow())
-
+    ``stop`` is set; of several servers, one takes it (the audit head's lock)."""
     while not stop.is_set():
         try:
-            await to_thread.run_sync(look)
-        except SQLAlchemyError as exc:  # a busy or lost database: try again at the next look
-            _log.warning("audit checkpoint not taken: %s", str(exc).splitlines()[0])
+            await db.write(checkpoints.take_if_due, now=utcnow())
+        except DatabaseUnavailableError as exc:  # a busy or lost database: at the next look
+            _log.warning("audit checkpoint not taken: %s", exc)
         with suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), CHECKPOINT_LOOK_SECONDS)
 
@@ -76,24 +67,18 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     """The application over ``engine`` (made from ``settings.database_url`` if not given)."""
     settings = settings or Settings()
     own_engine = engine is None
-    engine = engine or make_engine(settings.database_url, pool_size=settings.pool_size + DESKS)
+    connections = settings.readers + settings.writers + TOGETHER
+    engine = engine or make_engine(settings.database_url, pool_size=connections)
+    db = Database(engine, readers=settings.readers, writers=settings.writers)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
-        # The routes that are not async run in threads, each holding a pooled connection. More
-        # threads than connections (anyio's default is 40) would open and close connections
-        # beyond the pool at each request, a new PostgreSQL backend each time
-        # (docs/performance.md).
-        to_thread.current_default_thread_limiter().total_tokens = settings.pool_size
         stop = asyncio.Event()
-        daily = asyncio.create_task(_daily_checkpoints(app.state.sessionmaker, stop))
+        daily = asyncio.create_task(_daily_checkpoints(db, stop))
         yield
         stop.set()
         await daily
-        app.state.desk.close()
-        app.state.reveal_desk.close()
-        app.state.session_desk.close()
-        app.state.read_desk.close()
+        db.close()
         if own_engine:
             engine.dispose()
 
@@ -110,15 +95,8 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.state.settings = settings
-    app.state.engine = engine
-    app.state.sessionmaker = make_sessionmaker(engine)
-    idle = timedelta(minutes=settings.session_idle_minutes)
-    app.state.reader = reader = make_reader(engine)
-    metrics = observe.Metrics(reader)
-    app.state.desk = SalesDesk(app.state.sessionmaker, on_sale=metrics.sold)
-    app.state.reveal_desk = RevealDesk(app.state.sessionmaker)
-    app.state.session_desk = SessionDesk(reader, idle=idle)
-    app.state.read_desk = ReadDesk(reader)
+    app.state.database = db
+    metrics = observe.Metrics()
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
     for module in (

@@ -1,32 +1,35 @@
-"""Dependencies of the routes, as ``Annotated`` aliases."""
+"""Dependencies of the routes, as ``Annotated`` aliases: the settings, and who asks.
+
+Players and operators are let in the same way (:func:`_let_in`, over
+:mod:`pharaon.service.sessions`): a bearer token, or the session cookie with its CSRF header
+on a request that changes something. The session is read through the reader; a write goes
+through the writer only when one is due (its last request's time, every 30 s; an idle session's
+deletion).
+"""
 
 from __future__ import annotations
 
-import logging
-from collections.abc import AsyncIterator
-from datetime import datetime
+import asyncio
+from datetime import timedelta
 from typing import Annotated, Any
 
-from anyio import CapacityLimiter, to_thread
-from fastapi import Depends, Header, Request
-from sqlalchemy import Engine
-from sqlalchemy.orm import Session, sessionmaker
-from starlette.concurrency import run_in_threadpool
+from fastapi import Depends, Header, Path, Request, Response
 
-from pharaon.service import sessions
+from pharaon.service import logins, passwords, sessions
 from pharaon.service.clock import utcnow
-from pharaon.service.errors import ServiceError, UnauthorizedError
+from pharaon.service.errors import UnauthorizedError
 from pharaon.service.idempotency import MAX_KEY_LENGTH
-from pharaon.store.engine import has_uncommitted_writes
-from pharaon.store.settings import Settings
-from pharaon.web.desk import ReadDesk, SessionDesk
+from pharaon.service.operators import require_admin
+from pharaon.settings import Settings
+from pharaon.web.database import Database, DatabaseDep
+from pharaon.web.schemas import SessionOut
 
 SESSION_COOKIE = "pharaon_session"
 CSRF_COOKIE = "pharaon_csrf"
+OPERATOR_COOKIE = "pharaon_operator"
+OPERATOR_CSRF_COOKIE = "pharaon_operator_csrf"
 CSRF_HEADER = "X-CSRF-Token"
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
-
-_log = logging.getLogger(__name__)
 
 
 async def _settings(request: Request) -> Settings:
@@ -34,59 +37,27 @@ async def _settings(request: Request) -> Settings:
     return settings
 
 
-async def _session(request: Request) -> AsyncIterator[Session]:
-    """The request's session. A route (or dependency) that uses it ends its unit of work
-    itself, ``session.commit()`` on its own thread before it returns: FastAPI may need another
-    of the routes' threads after it (to check the answer), and those may all be taken by
-    routes waiting for the locks (SQLite's writer, PostgreSQL's rows) an open transaction
-    holds. What is left open when the route raises is rolled back at closing, on a thread of
-    its own (:data:`_CLOSINGS`) for the same reason."""
-    factory: sessionmaker[Session] = request.app.state.sessionmaker
-    session = factory()
-    try:
-        yield session
-        # The route returned: writes it left uncommitted would be lost behind a success.
-        if has_uncommitted_writes(session):
-            _log.error(
-                "%s %s returned without committing its writes", request.method, request.url.path
-            )
-            raise UncommittedWritesError(request.url.path)
-    finally:
-        await to_thread.run_sync(session.close, limiter=_CLOSINGS)
-
-
-class UncommittedWritesError(RuntimeError):
-    """A route returned with writes it had not committed (a bug: they are rolled back and the
-    answer is a 500, never a success that did not happen)."""
-
-
-_CLOSINGS = CapacityLimiter(64)
-
-
-async def _reader(request: Request) -> Engine:
-    reader: Engine = request.app.state.reader
-    return reader
-
-
-async def _read_desk(request: Request) -> ReadDesk:
-    desk: ReadDesk = request.app.state.read_desk
-    return desk
-
-
 SettingsDep = Annotated[Settings, Depends(_settings)]
-# scope="function": closed (what a failed route left rolled back) before the answer is sent.
-SessionDep = Annotated[Session, Depends(_session, scope="function")]
-# For a read of one statement (:func:`pharaon.store.engine.make_reader`): no transaction, and
-# on SQLite no wait for the writer. An async route gives it to the read desk (ReadsDep), which
-# runs the reads waiting together on one connection; a route in a thread connects itself.
-ReaderDep = Annotated[Engine, Depends(_reader)]
-ReadsDep = Annotated[ReadDesk, Depends(_read_desk)]
+
+
+def throttle(settings: Settings) -> logins.Throttle:
+    """The lock-out of log-ins the settings ask for."""
+    return logins.Throttle(
+        per_account=settings.lockout_failures,
+        per_address=settings.lockout_address_failures,
+        lockout=timedelta(minutes=settings.lockout_minutes),
+    )
+
+
+def client_address(request: Request) -> str | None:
+    """The client's address (the proxy's word for it behind ``--forwarded-allow-ips``)."""
+    return request.client.host if request.client else None
 
 
 def shown(request: Request, cookie: str, missing: str) -> sessions.Credentials:
     """What the request shows to be let in: a bearer token, or the session cookie ``cookie``
     (with the CSRF header on state-changing requests); :class:`UnauthorizedError` (``missing``)
-    if neither. The players' routes and the operator's read them the same way."""
+    if neither."""
     header = request.headers.get("authorization")
     if header is not None:
         scheme, _, token = header.partition(" ")
@@ -101,46 +72,69 @@ def shown(request: Request, cookie: str, missing: str) -> sessions.Credentials:
     return sessions.Credentials(token)
 
 
-async def credentials(request: Request) -> sessions.Credentials:
-    """A player's credentials (:func:`shown`)."""
-    return shown(request, SESSION_COOKIE, "not logged in")
+async def _let_in(
+    request: Request, db: Database, settings: Settings, cookie: str, missing: str
+) -> sessions.Holder:
+    """The holder of the request's session (:func:`shown`); 401 or 403 ``csrf`` if none."""
+    credentials = shown(request, cookie, missing)
+    now = utcnow()
+    idle = timedelta(minutes=settings.session_idle_minutes)
+    found = await db.read(sessions.look_up, token=credentials.token, now=now, idle=idle)
+    if found.due is not None:
+        await db.write(sessions.keep, found=found, now=now)
+    sessions.check_csrf(credentials, found.holder)
+    return found.holder
 
 
-CredentialsDep = Annotated[sessions.Credentials, Depends(credentials)]
+async def current_player(
+    request: Request, db: DatabaseDep, settings: SettingsDep
+) -> sessions.PlayerSession:
+    """The player of the request's session."""
+    holder = await _let_in(request, db, settings, SESSION_COOKIE, "not logged in")
+    if not isinstance(holder, sessions.PlayerSession):
+        raise UnauthorizedError("not logged in as a player")
+    request.state.player_id = holder.player_id  # for the access log (web/observe.py)
+    return holder
 
 
-async def current_player(request: Request, shown: CredentialsDep) -> sessions.Current:
-    """The player of the request's session; :class:`UnauthorizedError` or
-    :class:`ForbiddenError`."""
-    # The session desk looks up the tokens of the requests waiting together in one read, off the
-    # event loop (on SQLite it never waits for the writer). The rare write it asks for goes to a
-    # worker thread.
-    doorman: SessionDesk = request.app.state.session_desk
-    found = await doorman.ask(shown.token)
-    if found.due is None:
-        let_in = sessions.admit(found.current, shown)
-    else:
-        outcome = await run_in_threadpool(_let_in, request, found, shown, utcnow())
-        if isinstance(outcome, ServiceError):
-            raise outcome
-        let_in = outcome
-    request.state.player_id = let_in.player_id  # for the access log (web/observe.py)
-    return let_in
+async def current_operator(
+    request: Request, db: DatabaseDep, settings: SettingsDep
+) -> sessions.OperatorSession:
+    """The operator of the request's session."""
+    holder = await _let_in(request, db, settings, OPERATOR_COOKIE, "not logged in as an operator")
+    if not isinstance(holder, sessions.OperatorSession):
+        raise UnauthorizedError("not logged in as an operator")
+    request.state.operator_id = holder.operator_id  # for the access log (web/observe.py)
+    return holder
 
 
-def _let_in(
-    request: Request, found: sessions.Found, shown: sessions.Credentials, now: datetime
-) -> sessions.Current | ServiceError:
-    writers: sessionmaker[Session] = request.app.state.sessionmaker
-    with writers() as session:
-        (let_in,) = sessions.let_in_many(
-            session=session, found=[found], credentials=[shown], now=now
-        )
-        session.commit()
-    return let_in
+CurrentPlayer = Annotated[sessions.PlayerSession, Depends(current_player)]
+CurrentOperator = Annotated[sessions.OperatorSession, Depends(current_operator)]
 
 
-CurrentPlayer = Annotated[sessions.Current, Depends(current_player)]
+async def _admin(current: CurrentOperator) -> sessions.OperatorSession:
+    """The current operator if an admin; 403 for an analyst."""
+    return require_admin(current)
+
+
+AdminOperator = Annotated[sessions.OperatorSession, Depends(_admin)]
+
+
+async def hashed(password: str) -> str:
+    """``password``'s hash, made on the hashing threads (:data:`passwords.HASHING`)."""
+    return await asyncio.wrap_future(passwords.HASHING.submit(passwords.hash_password, password))
+
+
+async def verified(password_hash: str | None, password: str) -> bool:
+    """Whether ``password`` matches ``password_hash``, checked on the hashing threads."""
+    return await asyncio.wrap_future(
+        passwords.HASHING.submit(passwords.verify_password, password_hash, password)
+    )
+
+
+# A row's id in a path: what the database's integer column holds.
+RowId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 # Checked by the service (400 when missing or malformed); documented by IDEMPOTENCY_KEY_DOC.
 IdempotencyKey = Annotated[str | None, Header(alias=IDEMPOTENCY_HEADER, include_in_schema=False)]
@@ -163,3 +157,35 @@ IDEMPOTENCY_KEY_DOC: dict[str, Any] = {
         }
     ]
 }
+
+
+def open_session(
+    request: Request,
+    response: Response,
+    settings: Settings,
+    created: sessions.NewSession,
+    *,
+    cookie: str,
+    csrf_cookie: str,
+) -> SessionOut:
+    """The answer to a log-in: the session's cookies for the page (``Secure`` over HTTPS, as a
+    trusted proxy says: see serve --forwarded-allow-ips), its tokens for API clients."""
+    secure = settings.cookie_secure or request.url.scheme == "https"
+    response.set_cookie(
+        cookie, created.token, httponly=True, samesite="strict", path="/", secure=secure
+    )
+    response.set_cookie(
+        csrf_cookie, created.csrf_token, httponly=False, samesite="strict", path="/", secure=secure
+    )
+    idle = timedelta(minutes=settings.session_idle_minutes)
+    return SessionOut(
+        token=created.token, csrf_token=created.csrf_token, expires_at=created.created_at + idle
+    )
+
+
+def closed_session(*, cookie: str, csrf_cookie: str) -> Response:
+    """The answer to a log-out: 204, the session's cookies removed."""
+    response = Response(status_code=204)
+    response.delete_cookie(cookie, path="/", samesite="strict", httponly=True)
+    response.delete_cookie(csrf_cookie, path="/", samesite="strict")
+    return response

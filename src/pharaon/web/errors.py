@@ -1,17 +1,24 @@
-"""The one error shape: ``{"error": code, "detail": text}`` with the right status."""
+"""The one error shape: ``{"error": code, "detail": text}`` with the right status; and every
+5xx logged once, with its cause."""
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from sqlalchemy.exc import InterfaceError, OperationalError
-from sqlalchemy.exc import TimeoutError as SQLAlchemyTimeoutError
+from sqlalchemy.exc import SQLAlchemyError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from pharaon.service.errors import ServiceError
+from pharaon.store.faults import (
+    DatabaseRefusedValueError,
+    DatabaseUnavailableError,
+    Fault,
+    classify,
+)
 
 STATUS = {
     "bad_request": 400,
@@ -48,10 +55,8 @@ _HTTP_CODES = {
 
 
 _RETRY_AFTER = {"locked_out": "60", "sold_out": "60", "unavailable": "5"}
-# The database away (connection lost or refused, PostgreSQL restarting), or its disk full or
-# read-only: nothing was committed, and the same request may be tried again later.
-_DATABASE_AWAY = (OperationalError, InterfaceError, SQLAlchemyTimeoutError)
 DATABASE_AWAY_DETAIL = "the database is unavailable; try again shortly"
+_log = logging.getLogger("pharaon.errors")
 
 
 def error_response(code: str, detail: str, status: int | None = None) -> JSONResponse:
@@ -68,8 +73,15 @@ def _where(error: dict[str, Any]) -> str:
     return ".".join(parts) or "request"
 
 
-async def _service_error(_request: Request, exc: Exception) -> JSONResponse:
+def _route(request: Request) -> str:
+    route = request.scope.get("route")
+    return str(getattr(route, "path", "unmatched"))
+
+
+async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
+    if STATUS.get(exc.code, 400) >= 500 and exc.code not in _RETRY_AFTER:
+        _log.error("%s %s: %s", request.method, _route(request), exc.detail)
     return error_response(exc.code, exc.detail)
 
 
@@ -88,12 +100,28 @@ async def _http_error(_request: Request, exc: Exception) -> JSONResponse:
     return response
 
 
-async def _database_away(_request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, _DATABASE_AWAY)
+async def _database_away(request: Request, exc: Exception) -> JSONResponse:
+    _log.warning("%s %s: the database is away: %s", request.method, _route(request), exc)
     return error_response("unavailable", DATABASE_AWAY_DETAIL)
 
 
-async def _unexpected(_request: Request, _exc: Exception) -> JSONResponse:
+async def _value_refused(_request: Request, exc: Exception) -> JSONResponse:
+    return error_response("validation_error", f"a value was refused by the database: {exc}"[:300])
+
+
+async def _database_error(request: Request, exc: Exception) -> JSONResponse:
+    """A database error that did not come through a door (see web/database.py)."""
+    assert isinstance(exc, SQLAlchemyError)
+    fault = classify(exc)
+    if fault in (Fault.UNAVAILABLE, Fault.RETRY):
+        return await _database_away(request, DatabaseUnavailableError(str(exc).splitlines()[0]))
+    if fault is Fault.INVALID:
+        return await _value_refused(request, DatabaseRefusedValueError("out of range"))
+    return await _unexpected(request, exc)
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    _log.error("%s %s failed", request.method, _route(request), exc_info=exc)
     return error_response("internal_error", "the server failed; nothing was changed", 500)
 
 
@@ -101,6 +129,7 @@ def install(app: FastAPI) -> None:
     app.add_exception_handler(ServiceError, _service_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
     app.add_exception_handler(StarletteHTTPException, _http_error)
-    for kind in _DATABASE_AWAY:
-        app.add_exception_handler(kind, _database_away)
+    app.add_exception_handler(DatabaseUnavailableError, _database_away)
+    app.add_exception_handler(DatabaseRefusedValueError, _value_refused)
+    app.add_exception_handler(SQLAlchemyError, _database_error)
     app.add_exception_handler(Exception, _unexpected)

@@ -61,14 +61,21 @@ class BodyTooLargeError(HTTPException):
     route's body parsing lets it through and errors.py renders it (413, ``too_large``)."""
 
     def __init__(self, max_bytes: int) -> None:
-        super().__init__(413, f"the body must be at most {max_bytes} bytes")
+        # The rest of the body is not read: the connection closes after the answer.
+        super().__init__(
+            413, f"the body must be at most {max_bytes} bytes", headers={"Connection": "close"}
+        )
 
 
 class BodyTooSlowError(HTTPException):
     """Raised from ``receive`` when a body is not all in by its deadline (408, ``too_slow``)."""
 
     def __init__(self, seconds: float) -> None:
-        super().__init__(408, f"the body must be sent within {seconds:g} seconds")
+        super().__init__(
+            408,
+            f"the body must be sent within {seconds:g} seconds",
+            headers={"Connection": "close"},
+        )
 
 
 class BodyLimit:

@@ -1,6 +1,7 @@
 """The server's log as JSON lines on stderr: the access log (logger ``pharaon.access``, one
-line a request, written by :mod:`pharaon.web.observe`) in place of uvicorn's. Standard library
-only: uvicorn's supervisor loads it too."""
+line a request, written by :mod:`pharaon.web.observe`) in place of uvicorn's, and the
+program's own warnings and errors (loggers ``pharaon.*``: a 5xx with its cause, web/errors.py).
+Standard library only: uvicorn's supervisor loads it too."""
 
 from __future__ import annotations
 
@@ -30,8 +31,9 @@ class JsonFormatter(logging.Formatter):
 
 
 def log_config(base: dict[str, Any]) -> dict[str, Any]:
-    """``base`` (uvicorn's ``logging.config`` dictionary) with the access log added: JSON lines
-    on stderr, level INFO, not passed on to the root logger."""
+    """``base`` (uvicorn's ``logging.config`` dictionary) with the access log and the program's
+    own log added: JSON lines on stderr (the access log at level INFO, the rest at WARNING), not
+    passed on to the root logger."""
     return {
         **base,
         "formatters": {**base.get("formatters", {}), "pharaon_json": {"()": JsonFormatter}},
@@ -46,5 +48,6 @@ def log_config(base: dict[str, Any]) -> dict[str, Any]:
         "loggers": {
             **base.get("loggers", {}),
             ACCESS_LOGGER: {"handlers": ["pharaon_access"], "level": "INFO", "propagate": False},
+            "pharaon": {"handlers": ["pharaon_access"], "level": "WARNING", "propagate": False},
         },
     }

@@ -1,9 +1,9 @@
-"""Running it: the health check, the Prometheus metrics at ``/metrics`` and the JSON access log.
+"""Running it: the Prometheus metrics at ``/metrics`` and the JSON access log (the health check
+is ``GET /api/v1/health``, in routers/meta.py).
 
-- :class:`HealthCheck` answers ``GET /api/v1/health``: a ``SELECT 1`` through the reader, in
-  a thread, within :data:`HEALTH_TIMEOUT_SECONDS`.
 - :class:`Metrics` holds the counters a worker updates (requests by route template and status,
-  latency, purchases) and reads the database's gauges (pending reveals, the pool) when scraped.
+  latency, purchases); a scrape reads the database's gauges (pending reveals, the pool) through
+  the reader.
   Under ``pharaon serve`` the workers write their counters to files in
   ``PROMETHEUS_MULTIPROC_DIR`` (set by :mod:`pharaon.web.serve`, which owns the folder), and a
   scrape, whichever worker answers it, adds up all of them; without that variable (one process,
@@ -18,14 +18,10 @@ from __future__ import annotations
 
 import logging
 import os
-import threading
 import time
 from collections.abc import Iterable, MutableMapping
-from pathlib import Path
 from typing import Any
 
-import anyio
-from anyio import to_thread
 from fastapi import FastAPI, Request
 from fastapi.responses import Response
 from prometheus_client import (
@@ -39,18 +35,16 @@ from prometheus_client import (
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
-from sqlalchemy import Engine, text
-from sqlalchemy.exc import SQLAlchemyError
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from pharaon.service import gauges
-from pharaon.service.errors import ForbiddenError, ServiceError
-from pharaon.store.settings import Settings
-from pharaon.web.errors import DATABASE_AWAY_DETAIL
+from pharaon.service.errors import ForbiddenError
+from pharaon.settings import Settings
+from pharaon.store.faults import DatabaseUnavailableError
+from pharaon.web.database import DatabaseDep
 from pharaon.web.jsonlog import ACCESS_LOGGER
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-HEALTH_TIMEOUT_SECONDS = 2.0
 # Latency buckets (seconds): a purchase takes a few milliseconds, a slow read a second.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 # A path no route matched: one label for them all, not one per path a scanner tries.
@@ -65,71 +59,22 @@ _log = logging.getLogger(__name__)
 disable_created_metrics()  # type: ignore[no-untyped-call]
 
 
-class DatabaseUnavailableError(ServiceError):
-    code = "unavailable"
-
-
-def _ping(reader: Engine) -> None:
-    with reader.connect() as connection:
-        connection.execute(text("SELECT 1"))
-    database = reader.url.database
-    if reader.dialect.name == "sqlite" and database:
-        # A pooled connection keeps reading (and writing) a file removed from under it.
-        Path(database).stat()
-
-
-class HealthCheck:
-    """Whether the database answers a ``SELECT 1`` through ``reader`` within
-    :data:`HEALTH_TIMEOUT_SECONDS`, in a thread of its own. One ping at a time: one that a
-    database does not answer is left to finish, and until it does the checks answer at once
-    that the database is away, rather than pile up threads and connections behind it."""
-
-    def __init__(self, reader: Engine) -> None:
-        self._reader = reader
-        self._lock = threading.Lock()
-        self._pinging = False
-        self._limiter = anyio.CapacityLimiter(1)  # not the routes' threads: never queued
-
-    def _ping(self) -> None:
-        try:
-            _ping(self._reader)
-        finally:
-            with self._lock:
-                self._pinging = False
-
-    async def check(self) -> None:
-        """Raise :class:`DatabaseUnavailableError` unless the database answered in time."""
-        with self._lock:
-            busy, self._pinging = self._pinging, True
-        if busy:
-            raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL)
-        try:
-            with anyio.fail_after(HEALTH_TIMEOUT_SECONDS):
-                await to_thread.run_sync(self._ping, abandon_on_cancel=True, limiter=self._limiter)
-        except (SQLAlchemyError, OSError, TimeoutError) as exc:
-            raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL) from exc
-
-
 class _DatabaseGauges(Collector):
-    """The gauges read from the database at each scrape."""
+    """The gauges read from the database for a scrape (None: it could not be read)."""
 
-    def __init__(self, reader: Engine) -> None:
-        self._reader = reader
+    def __init__(self, found: gauges.Gauges | None) -> None:
+        self._found = found
 
     def collect(self) -> Iterable[Metric]:
         up = GaugeMetricFamily("pharaon_database_up", "1 if the scrape could read the database.")
-        try:
-            with self._reader.connect() as connection:
-                pending = gauges.pending_reveals(connection=connection)
-                pool = gauges.pool_use(connection=connection)
-        except SQLAlchemyError:
-            up.add_metric([], 0)
-            yield up
-            return
-        up.add_metric([], 1)
+        up.add_metric([], 0 if self._found is None else 1)
         yield up
+        if self._found is None:
+            return
         yield GaugeMetricFamily(
-            "pharaon_pending_reveals", "« Jouer » plays not fully uncovered.", value=pending
+            "pharaon_pending_reveals",
+            "« Jouer » plays not fully uncovered.",
+            value=self._found.pending_reveals,
         )
         sold = GaugeMetricFamily(
             "pharaon_pool_units_sold", "Units sold of the open block.", labels=["price_cents"]
@@ -137,7 +82,7 @@ class _DatabaseGauges(Collector):
         left = GaugeMetricFamily(
             "pharaon_pool_units_remaining", "Units left in the open block.", labels=["price_cents"]
         )
-        for use in pool:
+        for use in self._found.pools:
             sold.add_metric([str(use.price_cents)], use.sold)
             left.add_metric([str(use.price_cents)], use.remaining)
         yield sold
@@ -148,12 +93,11 @@ class Metrics:
     """A worker's metrics over ``reader``; :meth:`scrape` renders them in Prometheus' text
     format, the other workers' too when ``PROMETHEUS_MULTIPROC_DIR`` is set."""
 
-    def __init__(self, reader: Engine) -> None:
+    def __init__(self) -> None:
         # Across processes the counters live in files; a registry of this process would only
         # repeat them.
         own = None if os.environ.get(MULTIPROC_ENV) else CollectorRegistry(auto_describe=True)
         self._registry = own
-        self._database = _DatabaseGauges(reader)
         self.requests = Counter(
             "pharaon_http_requests",
             "HTTP requests answered, by method, route template and status.",
@@ -196,17 +140,23 @@ class Metrics:
         histogram.observe(seconds)
 
     def sold(self, stake_cents: int, mode: str) -> None:
-        """Count one unit sold (called by the sales desk after its commit)."""
-        self.purchases.labels(str(stake_cents), mode).inc()
-        self.stakes.labels(mode).inc(stake_cents)
+        """Count one unit sold, once its sale is committed: a count that fails (the metrics
+        folder full or gone) is logged, never the buyer's answer."""
+        try:
+            self.purchases.labels(str(stake_cents), mode).inc()
+            self.stakes.labels(mode).inc(stake_cents)
+        except OSError as exc:
+            _log.warning("a sale was not counted: %s", exc)
 
-    def scrape(self) -> bytes:
+    def scrape(self, found: gauges.Gauges | None) -> bytes:
+        """The metrics in Prometheus' text format, with the gauges ``found`` in the database
+        (None: it could not be read)."""
         registry = CollectorRegistry(auto_describe=False)
         if self._registry is None:
             MultiProcessCollector(registry)  # type: ignore[no-untyped-call]
         else:
             registry.register(_Forward(self._registry))
-        registry.register(self._database)
+        registry.register(_DatabaseGauges(found))
         return generate_latest(registry)
 
 
@@ -283,19 +233,21 @@ def _log_access(
 
 
 def install(app: FastAPI, metrics: Metrics, settings: Settings) -> None:
-    """Add ``GET /metrics`` (not in the API's schema), the health check (``app.state.health``)
-    and the middleware, outermost: call it after the other middleware."""
+    """Add ``GET /metrics`` (not in the API's schema) and the middleware, outermost: call it
+    after the other middleware."""
     app.state.metrics = metrics
-    app.state.health = HealthCheck(app.state.reader)
 
     allowed = frozenset(ip.strip() for ip in settings.metrics_allow_ips.split(",") if ip.strip())
 
     @app.get("/metrics", include_in_schema=False)
-    def get_metrics(request: Request) -> Response:
+    async def get_metrics(request: Request, db: DatabaseDep) -> Response:
         # Sales figures are the operator's: only the monitoring host reads them.
         if request.client is None or request.client.host not in allowed:
             raise ForbiddenError("/metrics is for the monitoring host (PHARAON_METRICS_ALLOW_IPS)")
-        # In a thread: the gauges are read from the database.
-        return Response(metrics.scrape(), media_type=CONTENT_TYPE_LATEST)
+        try:
+            found: gauges.Gauges | None = await db.read(gauges.look)
+        except DatabaseUnavailableError:
+            found = None
+        return Response(metrics.scrape(found), media_type=CONTENT_TYPE_LATEST)
 
     app.add_middleware(Observe, metrics=metrics)

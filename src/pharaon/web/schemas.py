@@ -14,15 +14,16 @@ from pharaon.service.checkpoints import Checkpoint
 from pharaon.service.limits import Limits
 from pharaon.service.plays import PlayView
 from pharaon.service.proofs import Proof
+from pharaon.service.protection import COOL_OFF_HOURS, REALITY_CHECK_MINUTES
 
 Cents = StrictInt
 
 
-class _In(BaseModel):
+class In(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
 
-class PlayerIn(_In):
+class PlayerIn(In):
     model_config = ConfigDict(extra="forbid", strict=False)  # birth_date comes as a string
 
     email: StrictStr = Field(max_length=254)
@@ -35,7 +36,7 @@ class PlayerOut(BaseModel):
     email: str
 
 
-class LoginIn(_In):
+class LoginIn(In):
     email: StrictStr = Field(max_length=254)
     password: StrictStr = Field(max_length=256)
 
@@ -46,7 +47,7 @@ class SessionOut(BaseModel):
     expires_at: datetime
 
 
-class LimitsIn(_In):
+class LimitsIn(In):
     daily_cents: Cents | None = Field(ge=0, le=10**12)
     weekly_cents: Cents | None = Field(ge=0, le=10**12)
     monthly_cents: Cents | None = Field(ge=0, le=10**12)
@@ -91,11 +92,11 @@ class MeOut(BaseModel):
     reality_check_minutes: int | None  # None: no reality check
 
 
-class SelfExclusionIn(_In):
+class SelfExclusionIn(In):
     days: StrictInt = Field(ge=1, le=3650)
 
 
-class DepositIn(_In):
+class DepositIn(In):
     amount_cents: Cents = Field(ge=1, le=100_000_000)
 
 
@@ -105,13 +106,13 @@ class DepositOut(BaseModel):
     balance_cents: int
 
 
-class PlayIn(_In):
+class PlayIn(In):
     # Checked by the sale (422 for another amount); Literal would let 100.0 through.
     stake_cents: StrictInt = Field(json_schema_extra={"enum": list(rules().prices_cents)})
     mode: Mode = Field(strict=False)  # strict would take only the enum, not its JSON string
 
 
-class RevealIn(_In):
+class RevealIn(In):
     grid: StrictInt = Field(ge=1, le=4)
 
 
@@ -289,6 +290,157 @@ class CheckpointOut(BaseModel):
             taken_at=checkpoint.taken_at,
             why=checkpoint.reason,
         )
+
+
+# The player's protection (routers/protection.py).
+
+
+class CoolOffIn(In):
+    hours: StrictInt = Field(ge=COOL_OFF_HOURS[0], le=COOL_OFF_HOURS[1])
+
+
+class CoolOffOut(BaseModel):
+    until: datetime
+
+
+class RealityCheckIn(In):
+    minutes: StrictInt | None = Field(json_schema_extra={"enum": [*REALITY_CHECK_MINUTES, None]})
+
+
+class RealityCheckOut(BaseModel):
+    minutes: int | None
+
+
+class SessionFiguresOut(BaseModel):
+    """The figures of the reality check, since the log-in."""
+
+    started_at: datetime
+    elapsed_seconds: int
+    stakes_cents: int
+    wins_cents: int
+    net_cents: int
+    reality_check_minutes: int | None
+
+
+class PasswordIn(In):
+    current_password: StrictStr = Field(max_length=256)
+    new_password: StrictStr = Field(max_length=256)
+
+
+class ClosureIn(In):
+    password: StrictStr = Field(max_length=256)
+
+
+# The back office (routers/operator_api.py).
+
+
+class OperatorLoginIn(In):
+    email: StrictStr = Field(max_length=254)
+    password: StrictStr = Field(max_length=256)
+    totp_code: StrictStr = Field(max_length=16)
+
+
+class OperatorOut(BaseModel):
+    operator_id: int
+    email: str
+    role: str
+
+
+class OperatorBlockOut(BaseModel):
+    block_id: int
+    emission: str
+    block_number: int
+    price_cents: int
+    block_size: int
+    is_test: bool
+    state: str
+    sold: int
+    remaining: int
+    remaining_lots: list[tuple[int, int]]
+    deactivation_reason: str | None
+
+
+class DeactivateIn(In):
+    reason: StrictStr = Field(min_length=1, max_length=500)
+
+
+class SalesLineOut(BaseModel):
+    day: date
+    price_cents: int
+    plays: int
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None
+
+
+class SalesOut(BaseModel):
+    lines: list[SalesLineOut]
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int | None = Field(description="Lots won per stakes, in basis points (7000: 70 %).")
+    planned_payout_bp: int
+    liability_cents: int = Field(description="Lots still to be won in blocks loaded or on sale.")
+
+
+class AuditLineOut(BaseModel):
+    seq: int
+    created_at: datetime
+    kind: str
+    actor: str
+    payload: str
+    sha256: str
+
+
+class AuditPageOut(BaseModel):
+    total: int
+    lines: list[AuditLineOut]
+
+
+class AuditCheckOut(BaseModel):
+    ok: bool
+    checks: list[tuple[str, bool, str]]
+
+
+class PlayerLineOut(BaseModel):
+    player_id: int
+    email: str
+    created_at: datetime
+    balance_cents: int
+    self_excluded_until: datetime | None
+
+
+class PlayLineOut(BaseModel):
+    play_id: int
+    created_at: datetime
+    block_id: int
+    serial: int
+    stake_cents: int
+    prize_cents: int
+
+
+class LedgerLineOut(BaseModel):
+    transaction_id: int
+    created_at: datetime
+    kind: str
+    amount_cents: int
+
+
+class PlayerFileOut(BaseModel):
+    player: PlayerLineOut
+    plays: list[PlayLineOut]
+    ledger: list[LedgerLineOut]
+    limits: LimitsOut
+
+
+class LoadedOut(BaseModel):
+    block_id: int
+
+
+class ExportIn(In):
+    model_config = ConfigDict(extra="forbid", strict=False, populate_by_name=True)  # ISO dates
+    since: date = Field(alias="from", description="First day (UTC), included.")
+    # Its end is the next midnight: the last day of the calendar has none.
+    until: date = Field(alias="to", lt=date.max, description="Last day (UTC), included.")
 
 
 class ErrorOut(BaseModel):

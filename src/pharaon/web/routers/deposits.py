@@ -6,25 +6,25 @@ from fastapi import APIRouter, status
 
 from pharaon.service import wallet
 from pharaon.service.clock import utcnow
-from pharaon.web.deps import IDEMPOTENCY_KEY_DOC, CurrentPlayer, IdempotencyKey, SessionDep
+from pharaon.web.database import DatabaseDep
+from pharaon.web.deps import IDEMPOTENCY_KEY_DOC, CurrentPlayer, IdempotencyKey
 from pharaon.web.schemas import DepositIn, DepositOut
 
 router = APIRouter(tags=["wallet"])
 
 
 @router.post("/deposits", status_code=status.HTTP_201_CREATED, openapi_extra=IDEMPOTENCY_KEY_DOC)
-def deposit(
-    body: DepositIn, current: CurrentPlayer, session: SessionDep, key: IdempotencyKey = None
+async def deposit(
+    body: DepositIn, current: CurrentPlayer, db: DatabaseDep, key: IdempotencyKey = None
 ) -> DepositOut:
     """Deposit ``amount_cents``; a retry with the same Idempotency-Key credits once."""
-    done = wallet.deposit(
-        session=session,
+    done = await db.write(
+        wallet.deposit,
         player_id=current.player_id,
         amount_cents=body.amount_cents,
         idempotency_key=key,
         now=utcnow(),
     )
-    session.commit()
     return DepositOut(
         deposit_id=done.deposit_id, amount_cents=done.amount_cents, balance_cents=done.balance_cents
     )

@@ -8,14 +8,16 @@ from fastapi import APIRouter
 
 from pharaon.service import limits, standing
 from pharaon.service.clock import utcnow
-from pharaon.service.sessions import Current
-from pharaon.web.deps import CurrentPlayer, ReadsDep, SessionDep
+from pharaon.service.sessions import PlayerSession
+from pharaon.web.database import Database, DatabaseDep
+from pharaon.web.deps import CurrentPlayer
 from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, SelfExclusionIn
 
 router = APIRouter(tags=["me"])
 
 
-def _me(current: Current, found: standing.Standing) -> MeOut:
+async def _me(db: Database, current: PlayerSession) -> MeOut:
+    found = await db.read(standing.look_up, player_id=current.player_id, now=utcnow())
     return MeOut(
         email=current.email,
         balance_cents=found.balance_cents,
@@ -26,24 +28,20 @@ def _me(current: Current, found: standing.Standing) -> MeOut:
 
 
 @router.get("/me")
-async def me(current: CurrentPlayer, reads: ReadsDep) -> MeOut:
+async def me(current: CurrentPlayer, db: DatabaseDep) -> MeOut:
     """The player's balance, limits and self-exclusion."""
-    player_id, now = current.player_id, utcnow()
-    found = await reads.read(
-        lambda connection: standing.look_up(connection=connection, player_id=player_id, now=now)
-    )
-    return _me(current, found)
+    return await _me(db, current)
 
 
 @router.put("/me/limits")
-def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> LimitsOut:
+async def set_limits(body: LimitsIn, current: CurrentPlayer, db: DatabaseDep) -> LimitsOut:
     """Set the deposit limits and the weekly loss limit (left out: unchanged): lowering
     applies at once, raising after 24 hours."""
     loss: int | Literal["keep"] | None = "keep"
     if "loss_weekly_cents" in body.model_fields_set:
         loss = body.loss_weekly_cents
-    found = limits.set_limits(
-        session=session,
+    found = await db.write(
+        limits.set_limits,
         player_id=current.player_id,
         daily_cents=body.daily_cents,
         weekly_cents=body.weekly_cents,
@@ -51,16 +49,11 @@ def set_limits(body: LimitsIn, current: CurrentPlayer, session: SessionDep) -> L
         now=utcnow(),
         loss_weekly_cents=loss,
     )
-    session.commit()
     return LimitsOut.of(found)
 
 
 @router.post("/me/self-exclusion")
-def self_exclude(body: SelfExclusionIn, current: CurrentPlayer, session: SessionDep) -> MeOut:
+async def self_exclude(body: SelfExclusionIn, current: CurrentPlayer, db: DatabaseDep) -> MeOut:
     """Exclude oneself from deposits and plays for ``days`` days."""
-    now = utcnow()
-    limits.self_exclude(session=session, player_id=current.player_id, days=body.days, now=now)
-    # Read in the same transaction: it shows the exclusion before the commit.
-    found = standing.look_up(connection=session.connection(), player_id=current.player_id, now=now)
-    session.commit()
-    return _me(current, found)
+    await db.write(limits.self_exclude, player_id=current.player_id, days=body.days, now=utcnow())
+    return await _me(db, current)

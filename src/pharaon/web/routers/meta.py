@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Request
+from fastapi import APIRouter
 
 from pharaon.game.board import BONUS_CELLS, cell_position
 from pharaon.game.rules import rules
-from pharaon.web.observe import HealthCheck
+from pharaon.store.faults import DatabaseUnavailableError
+from pharaon.web.database import DatabaseDep
+from pharaon.web.errors import DATABASE_AWAY_DETAIL
 from pharaon.web.schemas import ErrorOut, HealthOut, PrizeOut, RulesOut, SymbolOut
 
 router = APIRouter(tags=["meta"])
+
+HEALTH_TIMEOUT_SECONDS = 2.0
 
 
 @router.get("/rules")
@@ -42,9 +46,9 @@ def get_rules() -> RulesOut:
     "/health",
     responses={503: {"model": ErrorOut, "description": "The database is unavailable"}},
 )
-async def health(request: Request) -> HealthOut:
+async def health(db: DatabaseDep) -> HealthOut:
     """``ok`` when the database answers a ``SELECT 1`` within 2 seconds; otherwise 503
-    ``unavailable``."""
-    check: HealthCheck = request.app.state.health
-    await check.check()
+    ``unavailable`` (what a load balancer's check looks at)."""
+    if not await db.ping(HEALTH_TIMEOUT_SECONDS):
+        raise DatabaseUnavailableError(DATABASE_AWAY_DETAIL)
     return HealthOut(status="ok")

@@ -1,5 +1,6 @@
 """The back office's API under ``/operator/``: log-in with TOTP, and the blocks (an analyst
-reads, an admin also deactivates), sales, players, the audit log and the regulator's export."""
+reads, an admin also deactivates and loads), sales, players, the audit log and the regulator's
+export."""
 
 from __future__ import annotations
 
@@ -11,15 +12,16 @@ from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
 from typing import Annotated
 
-from fastapi import APIRouter, Depends, Query, Request, Response, UploadFile, status
+from anyio import to_thread
+from fastapi import APIRouter, Query, Request, Response, UploadFile, status
 from fastapi.responses import FileResponse
-from pydantic import BaseModel, ConfigDict, Field, StrictStr
 from starlette.background import BackgroundTask
 
 from pharaon.service import (
     audit,
     audit_view,
     blocks,
+    logins,
     operators,
     player_view,
     sales_report,
@@ -28,142 +30,98 @@ from pharaon.service import (
 )
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import UnauthorizedError
-from pharaon.web.deps import SessionDep, SettingsDep, shown
-from pharaon.web.schemas import LimitsOut, SessionOut, _In
+from pharaon.web.database import DatabaseDep
+from pharaon.web.deps import (
+    OPERATOR_COOKIE,
+    OPERATOR_CSRF_COOKIE,
+    AdminOperator,
+    CurrentOperator,
+    RowId,
+    SettingsDep,
+    client_address,
+    closed_session,
+    open_session,
+    throttle,
+    verified,
+)
+from pharaon.web.schemas import (
+    AuditCheckOut,
+    AuditLineOut,
+    AuditPageOut,
+    DeactivateIn,
+    ExportIn,
+    LedgerLineOut,
+    LimitsOut,
+    LoadedOut,
+    OperatorBlockOut,
+    OperatorLoginIn,
+    OperatorOut,
+    PlayerFileOut,
+    PlayerLineOut,
+    PlayLineOut,
+    SalesLineOut,
+    SalesOut,
+    SessionOut,
+)
 
 router = APIRouter(prefix="/operator", tags=["operator"])
 
-OPERATOR_COOKIE = "pharaon_operator"
-OPERATOR_CSRF_COOKIE = "pharaon_operator_csrf"
-
-
-class OperatorLoginIn(_In):
-    email: StrictStr = Field(max_length=254)
-    password: StrictStr = Field(max_length=256)
-    totp_code: StrictStr = Field(max_length=16)
-
-
-class OperatorOut(BaseModel):
-    operator_id: int
-    email: str
-    role: str
-
-
-class BlockOut(BaseModel):
-    block_id: int
-    emission: str
-    block_number: int
-    price_cents: int
-    block_size: int
-    is_test: bool
-    state: str
-    sold: int
-    remaining: int
-    remaining_lots: list[tuple[int, int]]
-    deactivation_reason: str | None
-
-
-class DeactivateIn(_In):
-    reason: StrictStr = Field(min_length=1, max_length=500)
-
-
-def current_operator(
-    request: Request, session: SessionDep, settings: SettingsDep
-) -> operators.CurrentOperator:
-    """The operator of the request's bearer token or cookie (with the CSRF header on changes)."""
-    credentials = shown(request, OPERATOR_COOKIE, "not logged in as an operator")
-    try:
-        current = operators.authenticate(
-            session=session,
-            token=credentials.token,
-            now=utcnow(),
-            idle=timedelta(minutes=settings.session_idle_minutes),
-        )
-    except UnauthorizedError:
-        session.commit()  # an idle session's deletion stays
-        raise
-    # Its own unit of work, ended on its thread: the route runs on another.
-    session.commit()
-    request.state.operator_id = current.operator_id  # for the access log (web/observe.py)
-    sessions.check_csrf(
-        credentials, current.csrf_token, "a change asked with the cookie must carry the csrf_token"
-    )
-    return current
-
-
-CurrentOperatorDep = Annotated[operators.CurrentOperator, Depends(current_operator)]
-
-
-def admin(current: CurrentOperatorDep) -> operators.CurrentOperator:
-    """The current operator if an admin; 403 for an analyst."""
-    return operators.require_admin(current)
-
-
-AdminDep = Annotated[operators.CurrentOperator, Depends(admin)]
-
 
 @router.post("/sessions")
-def log_in(
+async def log_in(
     body: OperatorLoginIn,
     request: Request,
     response: Response,
-    session: SessionDep,
+    db: DatabaseDep,
     settings: SettingsDep,
 ) -> SessionOut:
     """Log in with e-mail, password and the authenticator's one-time code; locked out (429)
-    after repeated failures, as players are."""
-    try:
-        created = operators.log_in(
-            session=session,
-            email=body.email,
-            password=body.password,
-            totp_code=body.totp_code,
-            now=utcnow(),
-            sealer=sealing.load(settings.keys_dir),
-            client=request.client.host if request.client else None,
-            max_failures=settings.lockout_failures,
-            lockout=timedelta(minutes=settings.lockout_minutes),
-            max_address_failures=settings.lockout_address_failures,
-        )
-    except UnauthorizedError:
-        session.commit()  # the failure's count stays: it is what locks a guesser out
-        raise
-    secure = settings.cookie_secure
-    response.set_cookie(
-        OPERATOR_COOKIE, created.token, httponly=True, samesite="strict", path="/", secure=secure
+    after repeated failures, as players are. A code opens one session."""
+    email = operators.login_email(body.email)
+    attempt = await db.write(
+        operators.begin_log_in,
+        email=email,
+        client=client_address(request),
+        throttle=throttle(settings),
+        now=utcnow(),
     )
-    response.set_cookie(
-        OPERATOR_CSRF_COOKIE, created.csrf_token, samesite="strict", path="/", secure=secure
-    )
-    idle = timedelta(minutes=settings.session_idle_minutes)
-    session.commit()
-    return SessionOut(
-        token=created.token, csrf_token=created.csrf_token, expires_at=created.created_at + idle
+    now = utcnow()
+    step = None
+    if await verified(attempt.password_hash, body.password):
+        sealer = sealing.load(settings.keys_dir)
+        step = operators.accepted_step(attempt, body.totp_code, now=now, sealer=sealer)
+    if step is None:
+        await db.write(logins.failed, keys=attempt.keys)
+        raise UnauthorizedError(operators.WRONG)
+    created = await db.write(operators.finish_log_in, attempt=attempt, step=step, now=now)
+    return open_session(
+        request,
+        response,
+        settings,
+        created,
+        cookie=OPERATOR_COOKIE,
+        csrf_cookie=OPERATOR_CSRF_COOKIE,
     )
 
 
 @router.delete("/sessions/current", status_code=status.HTTP_204_NO_CONTENT)
-def log_out(current: CurrentOperatorDep, session: SessionDep) -> Response:
+async def log_out(current: CurrentOperator, db: DatabaseDep) -> Response:
     """End the operator's session."""
-    operators.log_out(session=session, token_sha256=current.token_sha256)
-    response = Response(status_code=status.HTTP_204_NO_CONTENT)
-    response.delete_cookie(OPERATOR_COOKIE, path="/", samesite="strict", httponly=True)
-    response.delete_cookie(OPERATOR_CSRF_COOKIE, path="/", samesite="strict")
-    session.commit()
-    return response
+    await db.write(sessions.end, token_sha256=current.token_sha256)
+    return closed_session(cookie=OPERATOR_COOKIE, csrf_cookie=OPERATOR_CSRF_COOKIE)
 
 
 @router.get("/me")
-def me(current: CurrentOperatorDep) -> OperatorOut:
+async def me(current: CurrentOperator) -> OperatorOut:
     """Who is logged in, and their role."""
     return OperatorOut(operator_id=current.operator_id, email=current.email, role=current.role)
 
 
 @router.get("/blocks")
-def list_blocks(_current: CurrentOperatorDep, session: SessionDep) -> list[BlockOut]:
+async def list_blocks(_current: CurrentOperator, db: DatabaseDep) -> list[OperatorBlockOut]:
     """Every block: state, sold and remaining units, remaining lots by amount."""
-    found = [
-        BlockOut(
+    return [
+        OperatorBlockOut(
             block_id=b.block_id,
             emission=b.emission,
             block_number=b.block_number,
@@ -176,51 +134,31 @@ def list_blocks(_current: CurrentOperatorDep, session: SessionDep) -> list[Block
             remaining_lots=[(lot, n) for lot, n in b.remaining_lots],
             deactivation_reason=b.deactivation_reason,
         )
-        for b in blocks.list_blocks(session=session)
+        for b in await db.read(blocks.list_blocks)
     ]
-    session.commit()
-    return found
 
 
 @router.post("/blocks/{block_id}/deactivate", status_code=status.HTTP_204_NO_CONTENT)
-def deactivate(block_id: int, body: DeactivateIn, current: AdminDep, session: SessionDep) -> None:
+async def deactivate(
+    block_id: RowId, body: DeactivateIn, current: AdminOperator, db: DatabaseDep
+) -> None:
     """Stop a block's sales, with the reason, in the audit log under the admin's name."""
-    blocks.deactivate(
-        session=session, block_id=block_id, reason=body.reason, actor=current.actor, now=utcnow()
+    await db.write(
+        blocks.deactivate, block_id=block_id, reason=body.reason, actor=current.actor, now=utcnow()
     )
-    session.commit()
-
-
-class SalesLineOut(BaseModel):
-    day: date
-    price_cents: int
-    plays: int
-    stakes_cents: int
-    prizes_cents: int
-    payout_bp: int | None
-
-
-class SalesOut(BaseModel):
-    lines: list[SalesLineOut]
-    stakes_cents: int
-    prizes_cents: int
-    payout_bp: int | None = Field(description="Lots won per stakes, in basis points (7000: 70 %).")
-    planned_payout_bp: int
-    liability_cents: int = Field(description="Lots still to be won in blocks loaded or on sale.")
 
 
 @router.get("/sales")
-def sales(
-    _current: CurrentOperatorDep,
-    session: SessionDep,
+async def sales(
+    _current: CurrentOperator,
+    db: DatabaseDep,
     since: date | None = None,
     until: Annotated[date | None, Query(lt=date.max)] = None,  # its end is the next midnight
 ) -> SalesOut:
     """Sales per UTC day and price from ``since`` to ``until`` (both included)."""
     start = datetime.combine(since, time(), UTC) if since else None
     end = datetime.combine(until, time(), UTC) + timedelta(days=1) if until else None
-    report = sales_report.sales_report(session=session, since=start, until=end)
-    session.commit()
+    report = await db.read(sales_report.sales_report, since=start, until=end)
     return SalesOut(
         lines=[SalesLineOut(**asdict(line)) for line in report.lines],
         stakes_cents=report.stakes_cents,
@@ -231,98 +169,45 @@ def sales(
     )
 
 
-class AuditLineOut(BaseModel):
-    seq: int
-    created_at: datetime
-    kind: str
-    actor: str
-    payload: str
-    sha256: str
-
-
-class AuditPageOut(BaseModel):
-    total: int
-    lines: list[AuditLineOut]
-
-
-class AuditCheckOut(BaseModel):
-    ok: bool
-    checks: list[tuple[str, bool, str]]
-
-
 @router.get("/audit")
-def audit_log(
-    _current: CurrentOperatorDep,
-    session: SessionDep,
-    offset: Annotated[int, Query(ge=0)] = 0,
+async def audit_log(
+    _current: CurrentOperator,
+    db: DatabaseDep,
+    offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
     kind: Annotated[str | None, Query(max_length=32)] = None,
     actor: Annotated[str | None, Query(max_length=80)] = None,
 ) -> AuditPageOut:
     """The audit log, newest first, paged and filtered by kind and actor."""
-    page = audit_view.audit_page(
-        session=session, offset=offset, limit=limit, kind=kind, actor=actor
-    )
-    session.commit()
+    page = await db.read(audit_view.audit_page, offset=offset, limit=limit, kind=kind, actor=actor)
     return AuditPageOut(total=page.total, lines=[AuditLineOut(**asdict(x)) for x in page.lines])
 
 
 @router.post("/audit/check")
-def audit_check(_current: CurrentOperatorDep, session: SessionDep) -> AuditCheckOut:
-    """The same checks as ``pharaon audit``: ledger, units, block sizes, the audit chain."""
-    report = audit.run_audit(session=session)
-    session.commit()
+async def audit_check(_current: CurrentOperator, db: DatabaseDep) -> AuditCheckOut:
+    """The same checks as ``pharaon audit``, on one snapshot: ledger, units, block sizes, the
+    audit chain."""
+    report = await db.read(audit.run_audit)
     return AuditCheckOut(ok=report.ok, checks=list(report.checks))
 
 
-class PlayerLineOut(BaseModel):
-    player_id: int
-    email: str
-    created_at: datetime
-    balance_cents: int
-    self_excluded_until: datetime | None
-
-
-class PlayLineOut(BaseModel):
-    play_id: int
-    created_at: datetime
-    block_id: int
-    serial: int
-    stake_cents: int
-    prize_cents: int
-
-
-class LedgerLineOut(BaseModel):
-    transaction_id: int
-    created_at: datetime
-    kind: str
-    amount_cents: int
-
-
-class PlayerFileOut(BaseModel):
-    player: PlayerLineOut
-    plays: list[PlayLineOut]
-    ledger: list[LedgerLineOut]
-    limits: LimitsOut
-
-
 @router.get("/players")
-def search_players(
-    _current: CurrentOperatorDep,
-    session: SessionDep,
+async def search_players(
+    _current: CurrentOperator,
+    db: DatabaseDep,
     email: Annotated[str, Query(min_length=1, max_length=254)],
 ) -> list[PlayerLineOut]:
     """Players whose e-mail contains ``email`` (at most 50)."""
-    found = player_view.search(session=session, email=email, now=utcnow())
-    session.commit()
+    found = await db.read(player_view.search, email=email, now=utcnow())
     return [PlayerLineOut(**asdict(p)) for p in found]
 
 
 @router.get("/players/{player_id}")
-def player_file(player_id: int, _current: CurrentOperatorDep, session: SessionDep) -> PlayerFileOut:
+async def player_file(
+    player_id: RowId, _current: CurrentOperator, db: DatabaseDep
+) -> PlayerFileOut:
     """A player's last plays and ledger entries, deposit limits and self-exclusion in force."""
-    found = player_view.player_file(session=session, player_id=player_id, now=utcnow())
-    session.commit()
+    found = await db.read(player_view.player_file, player_id=player_id, now=utcnow())
     return PlayerFileOut(
         player=PlayerLineOut(**asdict(found.player)),
         plays=[PlayLineOut(**asdict(p)) for p in found.plays],
@@ -331,41 +216,29 @@ def player_file(player_id: int, _current: CurrentOperatorDep, session: SessionDe
     )
 
 
-class LoadedOut(BaseModel):
-    block_id: int
-
-
 _CHUNK = 1 << 20
 
 
 @router.post("/blocks", status_code=status.HTTP_201_CREATED)
-def load_block(
-    file: UploadFile, current: AdminDep, session: SessionDep, settings: SettingsDep
+async def load_block(
+    file: UploadFile, current: AdminOperator, db: DatabaseDep, settings: SettingsDep
 ) -> LoadedOut:
     """Upload a block file: verified (manifest, Merkle root, prizes) before it is loaded."""
-    from pharaon.service import loading  # here: its block factory (numba) stays out of workers
+    from pharaon.service import loading  # here: its block factory (numba) stays out of servers
 
     with tempfile.TemporaryDirectory(prefix="pharaon-upload-") as folder:
         path = Path(folder) / "block.parquet"
         with path.open("wb") as out:
-            while chunk := file.file.read(_CHUNK):
+            while chunk := await file.read(_CHUNK):
                 out.write(chunk)
-        block_id = loading.load_block_file(
-            session=session,
+        block_id = await db.write(
+            loading.load_block_file,
             path=path,
             allow_test=settings.allow_test_blocks,
             actor=current.actor,
             now=utcnow(),
         )
-    session.commit()
     return LoadedOut(block_id=block_id)
-
-
-class ExportIn(_In):
-    model_config = ConfigDict(extra="forbid", strict=False, populate_by_name=True)  # ISO dates
-    since: date = Field(alias="from", description="First day (UTC), included.")
-    # Its end is the next midnight: the last day of the calendar has none.
-    until: date = Field(alias="to", lt=date.max, description="Last day (UTC), included.")
 
 
 @router.post(
@@ -379,10 +252,10 @@ class ExportIn(_In):
         }
     },
 )
-def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDep) -> Response:
+async def export_sales(body: ExportIn, current: CurrentOperator, db: DatabaseDep) -> Response:
     """The regulator's export of the days ``from`` to ``to``, as ``pharaon export-sales``
     writes it; any operator may take it, and the audit log names who did."""
-    from pharaon.service import exports  # here: pyarrow stays out of the workers until asked
+    from pharaon.service import exports  # here: pyarrow stays out of the servers until asked
 
     since = datetime.combine(body.since, time(), UTC)
     until = datetime.combine(body.until, time(), UTC) + timedelta(days=1)
@@ -391,13 +264,16 @@ def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDe
     folder = Path(tempfile.mkdtemp(prefix="pharaon-export-"))
     try:
         out = folder / "export"
-        exports.export_audited(
-            session=session, since=since, until=until, out=out, actor=current.actor, now=utcnow()
+        exported = await db.read(exports.export_period, since=since, until=until, out=out)
+        await db.write(
+            exports.record_export,
+            exported=exported,
+            since=since,
+            until=until,
+            actor=current.actor,
+            now=utcnow(),
         )
-        session.commit()  # the audit head stays locked until then: not while zipping
-        with zipfile.ZipFile(folder / name, "w", zipfile.ZIP_DEFLATED) as archive:
-            for file in sorted(out.iterdir()):
-                archive.write(file, file.name)
+        await to_thread.run_sync(_zip, out, folder / name)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -407,3 +283,9 @@ def export_sales(body: ExportIn, current: CurrentOperatorDep, session: SessionDe
         filename=name,
         background=BackgroundTask(shutil.rmtree, folder, ignore_errors=True),
     )
+
+
+def _zip(folder: Path, archive: Path) -> None:
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as out:
+        for file in sorted(folder.iterdir()):
+            out.write(file, file.name)

@@ -6,21 +6,25 @@ from fastapi import APIRouter, status
 
 from pharaon.service import accounts
 from pharaon.service.clock import utcnow
-from pharaon.web.deps import SessionDep
+from pharaon.web.database import DatabaseDep
+from pharaon.web.deps import hashed
 from pharaon.web.schemas import PlayerIn, PlayerOut
 
 router = APIRouter(tags=["players"])
 
 
 @router.post("/players", status_code=status.HTTP_201_CREATED)
-def register(body: PlayerIn, session: SessionDep) -> PlayerOut:
+async def register(body: PlayerIn, db: DatabaseDep) -> PlayerOut:
     """Open a player's account (adults only)."""
-    done = accounts.register(
-        session=session,
-        email=body.email,
-        password=body.password,
-        birth_date=body.birth_date,
-        now=utcnow(),
+    now = utcnow()
+    email = accounts.check_sign_up(
+        email=body.email, password=body.password, birth_date=body.birth_date, now=now
     )
-    session.commit()
+    done = await db.write(
+        accounts.register,
+        email=email,
+        password_hash=await hashed(body.password),
+        birth_date=body.birth_date,
+        now=now,
+    )
     return PlayerOut(player_id=done.player_id, email=done.email)

@@ -9,7 +9,7 @@ from pydantic import AfterValidator
 
 from pharaon.game.rules import rules
 from pharaon.service import blocks
-from pharaon.web.deps import ReaderDep
+from pharaon.web.database import DatabaseDep
 from pharaon.web.schemas import RemainingOut
 
 router = APIRouter(tags=["prizes"])
@@ -30,11 +30,8 @@ FIRST_PRICE = rules().prices_cents[0]
 
 
 @router.get("/prizes/remaining")
-def remaining(reader: ReaderDep, stake_cents: Stake = FIRST_PRICE) -> list[RemainingOut]:
+async def remaining(db: DatabaseDep, stake_cents: Stake = FIRST_PRICE) -> list[RemainingOut]:
     """Per lot, how many units still hold it in the block on sale at ``stake_cents`` (by
     default the rules' first price)."""
-    # In a thread, not at the read desk: counting a block's sold lots takes longer as it sells,
-    # and would hold up the reads queued behind it.
-    with reader.connect() as connection:
-        found = blocks.remaining_prizes(connection=connection, stake_cents=stake_cents)
+    found = await db.read(blocks.remaining_prizes, stake_cents=stake_cents)
     return [RemainingOut(prize_cents=lot, remaining=n) for lot, n in found]

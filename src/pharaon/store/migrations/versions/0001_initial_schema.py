@@ -1,8 +1,11 @@
-"""Initial schema: players, sessions, ledger, blocks and units, plays, audit log.
+"""The schema: players and sessions, the ledger, blocks and their units, plays, the audit log,
+operators.
+
+One initial revision: the earlier ones were squashed before any production database existed.
 
 Revision ID: 0001
 Revises:
-Create Date: 2026-12-02
+Create Date: 2026-12-05
 """
 
 from __future__ import annotations
@@ -17,8 +20,21 @@ down_revision = None
 branch_labels = None
 depends_on = None
 
+# The operator's accounts, with fixed ids (store/tables.py), and the audit chain's empty head.
+OPERATOR_ACCOUNTS = {0: "pending", 1: "cash", 2: "sales", 3: "prizes"}
+GENESIS_HASH = "0" * 64
+
 
 def upgrade() -> None:
+    op.create_table(
+        "audit_checkpoints",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("seq", sa.Integer(), nullable=False),
+        sa.Column("sha256", sa.String(length=64), nullable=False),
+        sa.Column("taken_at", UTCDateTime(), nullable=False),
+        sa.Column("reason", sa.String(length=16), nullable=False),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_audit_checkpoints")),
+    )
     op.create_table(
         "audit_head",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -65,15 +81,14 @@ def upgrade() -> None:
         sa.UniqueConstraint("game", "emission", "price_cents", "block_number", name="uq_blocks_id"),
         sa.UniqueConstraint("units_sha256", name=op.f("uq_blocks_units_sha256")),
     )
-    with op.batch_alter_table("blocks", schema=None) as batch_op:
-        batch_op.create_index(
-            "uq_blocks_open_price",
-            ["price_cents"],
-            unique=True,
-            sqlite_where=sa.text("state = 'open'"),
-            postgresql_where=sa.text("state = 'open'"),
-        )
-
+    op.create_index(
+        "uq_blocks_open_price",
+        "blocks",
+        ["price_cents"],
+        unique=True,
+        sqlite_where=sa.text("state = 'open'"),
+        postgresql_where=sa.text("state = 'open'"),
+    )
     op.create_table(
         "ledger_transactions",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -83,10 +98,23 @@ def upgrade() -> None:
     )
     op.create_table(
         "login_failures",
-        sa.Column("email", sa.String(length=254), nullable=False),
+        sa.Column("key", sa.String(length=254), nullable=False),
         sa.Column("failures", sa.Integer(), nullable=False),
         sa.Column("locked_until", UTCDateTime(), nullable=True),
-        sa.PrimaryKeyConstraint("email", name=op.f("pk_login_failures")),
+        sa.PrimaryKeyConstraint("key", name=op.f("pk_login_failures")),
+    )
+    op.create_table(
+        "operators",
+        sa.Column("id", sa.Integer(), nullable=False),
+        sa.Column("email", sa.String(length=254), nullable=False),
+        sa.Column("password_hash", sa.String(length=200), nullable=False),
+        sa.Column("totp_secret", sa.String(length=200), nullable=False),
+        sa.Column("role", sa.String(length=16), nullable=False),
+        sa.Column("created_at", UTCDateTime(), nullable=False),
+        sa.Column("last_totp_step", sa.BigInteger(), nullable=True),
+        sa.CheckConstraint("role IN ('admin', 'analyst')", name=op.f("ck_operators_role")),
+        sa.PrimaryKeyConstraint("id", name=op.f("pk_operators")),
+        sa.UniqueConstraint("email", name=op.f("uq_operators_email")),
     )
     op.create_table(
         "players",
@@ -96,6 +124,8 @@ def upgrade() -> None:
         sa.Column("birth_date", sa.Date(), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
         sa.Column("self_excluded_until", UTCDateTime(), nullable=True),
+        sa.Column("closed_at", UTCDateTime(), nullable=True),
+        sa.Column("reality_check_minutes", sa.SmallInteger(), nullable=True),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_players")),
         sa.UniqueConstraint("email", name=op.f("uq_players_email")),
     )
@@ -155,9 +185,9 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_deposits")),
     )
-    with op.batch_alter_table("deposits", schema=None) as batch_op:
-        batch_op.create_index("ix_deposits_player_time", ["player_id", "created_at"], unique=False)
-
+    op.create_index(
+        "ix_deposits_player_time", "deposits", ["player_id", "created_at"], unique=False
+    )
     op.create_table(
         "idempotency_keys",
         sa.Column("id", sa.Integer(), nullable=False),
@@ -171,6 +201,17 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_idempotency_keys")),
         sa.UniqueConstraint("player_id", "key", name="uq_idempotency_player_key"),
+    )
+    op.create_table(
+        "merkle_chunks",
+        sa.Column("block_id", sa.Integer(), nullable=False),
+        sa.Column("level", sa.SmallInteger(), nullable=False),
+        sa.Column("chunk", sa.Integer(), nullable=False),
+        sa.Column("hashes", sa.LargeBinary(), nullable=False),
+        sa.ForeignKeyConstraint(
+            ["block_id"], ["blocks.id"], name=op.f("fk_merkle_chunks_block_id_blocks")
+        ),
+        sa.PrimaryKeyConstraint("block_id", "level", "chunk", name=op.f("pk_merkle_chunks")),
     )
     op.create_table(
         "plays",
@@ -198,25 +239,38 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_plays")),
         sa.UniqueConstraint("block_id", "serial", name="uq_plays_unit"),
     )
-    with op.batch_alter_table("plays", schema=None) as batch_op:
-        batch_op.create_index("ix_plays_block_prize", ["block_id", "prize_cents"], unique=False)
-        batch_op.create_index("ix_plays_player_id", ["player_id", "id"], unique=False)
-
+    op.create_index("ix_plays_block_prize", "plays", ["block_id", "prize_cents"], unique=False)
+    op.create_index("ix_plays_player_id", "plays", ["player_id", "id"], unique=False)
+    op.create_index("ix_plays_player_time", "plays", ["player_id", "created_at"], unique=False)
+    op.create_index(
+        "ix_plays_unfinished",
+        "plays",
+        ["block_id", "prize_cents"],
+        unique=False,
+        sqlite_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+        postgresql_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+    )
     op.create_table(
         "sessions",
         sa.Column("token_sha256", sa.String(length=64), nullable=False),
-        sa.Column("player_id", sa.Integer(), nullable=False),
+        sa.Column("player_id", sa.Integer(), nullable=True),
+        sa.Column("operator_id", sa.Integer(), nullable=True),
         sa.Column("csrf_token", sa.String(length=64), nullable=False),
         sa.Column("created_at", UTCDateTime(), nullable=False),
         sa.Column("last_seen_at", UTCDateTime(), nullable=False),
+        sa.CheckConstraint(
+            "(player_id IS NULL) <> (operator_id IS NULL)", name=op.f("ck_sessions_one_holder")
+        ),
+        sa.ForeignKeyConstraint(
+            ["operator_id"], ["operators.id"], name=op.f("fk_sessions_operator_id_operators")
+        ),
         sa.ForeignKeyConstraint(
             ["player_id"], ["players.id"], name=op.f("fk_sessions_player_id_players")
         ),
         sa.PrimaryKeyConstraint("token_sha256", name=op.f("pk_sessions")),
     )
-    with op.batch_alter_table("sessions", schema=None) as batch_op:
-        batch_op.create_index(batch_op.f("ix_sessions_player_id"), ["player_id"], unique=False)
-
+    op.create_index(op.f("ix_sessions_operator_id"), "sessions", ["operator_id"], unique=False)
+    op.create_index(op.f("ix_sessions_player_id"), "sessions", ["player_id"], unique=False)
     op.create_table(
         "units",
         sa.Column("block_id", sa.Integer(), nullable=False),
@@ -242,13 +296,12 @@ def upgrade() -> None:
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_ledger_entries")),
     )
-    with op.batch_alter_table("ledger_entries", schema=None) as batch_op:
-        batch_op.create_index(
-            batch_op.f("ix_ledger_entries_account_id"), ["account_id"], unique=False
-        )
-        batch_op.create_index(
-            batch_op.f("ix_ledger_entries_transaction_id"), ["transaction_id"], unique=False
-        )
+    op.create_index(
+        op.f("ix_ledger_entries_account_id"), "ledger_entries", ["account_id"], unique=False
+    )
+    op.create_index(
+        op.f("ix_ledger_entries_transaction_id"), "ledger_entries", ["transaction_id"], unique=False
+    )
 
     accounts = sa.table(
         "accounts",
@@ -260,20 +313,22 @@ def upgrade() -> None:
     op.bulk_insert(
         accounts,
         [
-            {"id": 1, "kind": "cash", "player_id": None, "balance_cents": 0},
-            {"id": 2, "kind": "sales", "player_id": None, "balance_cents": 0},
-            {"id": 3, "kind": "prizes", "player_id": None, "balance_cents": 0},
+            {"id": id_, "kind": kind, "player_id": None, "balance_cents": 0}
+            for id_, kind in OPERATOR_ACCOUNTS.items()
         ],
     )
     if op.get_bind().dialect.name == "postgresql":
-        op.execute("SELECT setval(pg_get_serial_sequence('accounts', 'id'), 3)")
+        # The players' accounts take the ids after the operator's.
+        op.execute(
+            f"SELECT setval(pg_get_serial_sequence('accounts', 'id'), {max(OPERATOR_ACCOUNTS)})"
+        )
     head = sa.table(
         "audit_head",
         sa.column("id", sa.Integer()),
         sa.column("seq", sa.Integer()),
         sa.column("sha256", sa.String()),
     )
-    op.bulk_insert(head, [{"id": 1, "seq": 0, "sha256": "0" * 64}])
+    op.bulk_insert(head, [{"id": 1, "seq": 0, "sha256": GENESIS_HASH}])
     _append_only("audit_log")
 
 
@@ -297,41 +352,44 @@ def _append_only(table: str) -> None:
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("ledger_entries", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_ledger_entries_transaction_id"))
-        batch_op.drop_index(batch_op.f("ix_ledger_entries_account_id"))
-
+    if op.get_bind().dialect.name != "sqlite":
+        op.execute("DROP TRIGGER IF EXISTS audit_log_append_only ON audit_log")
+        op.execute("DROP FUNCTION IF EXISTS audit_log_append_only()")
+    op.drop_index(op.f("ix_ledger_entries_transaction_id"), table_name="ledger_entries")
+    op.drop_index(op.f("ix_ledger_entries_account_id"), table_name="ledger_entries")
     op.drop_table("ledger_entries")
     op.drop_table("units")
-    with op.batch_alter_table("sessions", schema=None) as batch_op:
-        batch_op.drop_index(batch_op.f("ix_sessions_player_id"))
-
+    op.drop_index(op.f("ix_sessions_player_id"), table_name="sessions")
+    op.drop_index(op.f("ix_sessions_operator_id"), table_name="sessions")
     op.drop_table("sessions")
-    with op.batch_alter_table("plays", schema=None) as batch_op:
-        batch_op.drop_index("ix_plays_player_id")
-        batch_op.drop_index("ix_plays_block_prize")
-
+    op.drop_index(
+        "ix_plays_unfinished",
+        table_name="plays",
+        sqlite_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+        postgresql_where=sa.text("mode = 'jouer' AND revealed <> 15"),
+    )
+    op.drop_index("ix_plays_player_time", table_name="plays")
+    op.drop_index("ix_plays_player_id", table_name="plays")
+    op.drop_index("ix_plays_block_prize", table_name="plays")
     op.drop_table("plays")
+    op.drop_table("merkle_chunks")
     op.drop_table("idempotency_keys")
-    with op.batch_alter_table("deposits", schema=None) as batch_op:
-        batch_op.drop_index("ix_deposits_player_time")
-
+    op.drop_index("ix_deposits_player_time", table_name="deposits")
     op.drop_table("deposits")
     op.drop_table("deposit_limits")
     op.drop_table("block_prizes")
     op.drop_table("accounts")
     op.drop_table("players")
+    op.drop_table("operators")
     op.drop_table("login_failures")
     op.drop_table("ledger_transactions")
-    with op.batch_alter_table("blocks", schema=None) as batch_op:
-        batch_op.drop_index(
-            "uq_blocks_open_price",
-            sqlite_where=sa.text("state = 'open'"),
-            postgresql_where=sa.text("state = 'open'"),
-        )
-
+    op.drop_index(
+        "uq_blocks_open_price",
+        table_name="blocks",
+        sqlite_where=sa.text("state = 'open'"),
+        postgresql_where=sa.text("state = 'open'"),
+    )
     op.drop_table("blocks")
     op.drop_table("audit_log")
-    if op.get_bind().dialect.name != "sqlite":
-        op.execute("DROP FUNCTION IF EXISTS audit_log_append_only()")
     op.drop_table("audit_head")
+    op.drop_table("audit_checkpoints")

@@ -1,4 +1,5 @@
-"""The one place configuration is read: environment variables prefixed ``PHARAON_``."""
+"""The one place configuration is read: environment variables prefixed ``PHARAON_``, for the
+server (``web/``) and the commands (``cli/``); the rooms below them are given what they need."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-_PROJECT = Path(__file__).resolve().parents[3]
+_PROJECT = Path(__file__).resolve().parents[2]
 
 
 def _var() -> Path:
@@ -32,8 +33,6 @@ class Settings(BaseSettings):
     lockout_failures: int = 5
     lockout_minutes: int = 15
     cookie_secure: bool = False
-    # Seconds a client has to send a request's headers before it is disconnected (slowloris).
-    header_timeout_seconds: float = 10.0
     # Seconds a client has to send a request's body once it is being read (slow bodies; a
     # block file's upload has 600).
     body_timeout_seconds: float = 30.0
@@ -42,6 +41,7 @@ class Settings(BaseSettings):
     metrics_allow_ips: str = "127.0.0.1,::1"
     # Failed log-ins from one address, across accounts, before it is locked out for a while.
     lockout_address_failures: int = 20
-    # Database connections per worker for the routes' threads (each holds one), besides those
-    # of the desks; also how many such threads run at once.
-    pool_size: int = 10
+    # Threads per server process that serve the reads, and the writes (one on SQLite), waiting
+    # at the database's doors (web/database.py); each holds a database connection.
+    readers: int = 4
+    writers: int = 4

@@ -1,0 +1,293 @@
+"""The routes' two doors to the database: a reader and a writer (docs/architecture.md).
+
+- ``await db.read(fn, **kwargs)`` runs ``fn(connection=..., **kwargs)``, a service function
+  that reads, in a read transaction (one snapshot, nothing written:
+  :func:`pharaon.store.engine.make_reader`).
+- ``await db.write(fn, **kwargs)`` runs ``fn(session=..., **kwargs)``, a service function that
+  writes, in a transaction of its own, committed before this answers; the function neither
+  begins nor commits. A refusal that must leave a trace (a lock-out counted, an idle session
+  deleted) is *returned* by the function as a :class:`ServiceError`: committed, then raised.
+- ``await db.write_together(fn, request)`` is a write that shares its transaction with the
+  other requests for ``fn`` waiting at the same moment: ``fn(session=..., requests=[...],
+  now=...)`` answers each request (or refuses it) and is committed once for all, so the rows
+  every purchase locks and the disk flush are paid once per batch (group commit).
+
+Behind each door, requests queue and a few threads take what waits whenever they are free, as
+one batch (:class:`_Door`): the reads of a batch share a read transaction, the writes of a
+batch each have their own, a batch for ``write_together`` is one call. Lone requests are served
+at once; under load a batch grows to what arrived during the one before, and a thread wakes
+once per batch rather than once per request.
+
+Transactions begin, commit and are tried again in one place, for the server and the commands
+alike (:mod:`pharaon.store.transactions`). A database that is away or cannot take writes
+(connection lost, a standby, a disk full or read-only) is :class:`DatabaseUnavailableError`
+(503) for every request waiting, within the connect timeout, and the next request after it is
+back finds new connections; a value the database refuses is :class:`DatabaseRefusedValueError`
+(422). SQLite has one writer: this process's writes take turns, so none waits in SQLite's busy
+handler, and a server on SQLite is one process (``pharaon serve``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import queue
+import threading
+from collections.abc import Callable, Sequence
+from contextlib import AbstractContextManager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime
+from functools import partial
+from typing import Annotated, Any, Generic, Protocol, TypeVar, cast
+
+import anyio
+from anyio import to_thread
+from fastapi import Depends, Request
+from sqlalchemy import Engine
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.orm import Session
+
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import ServiceError
+from pharaon.store.engine import writers_at_once
+from pharaon.store.faults import DatabaseRefusedValueError, DatabaseUnavailableError
+from pharaon.store.transactions import Transactions
+
+MAX_BATCH = 64
+_log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Job = TypeVar("Job")
+Answer = TypeVar("Answer")
+Answer_co = TypeVar("Answer_co", covariant=True)
+Request_contra = TypeVar("Request_contra", contravariant=True)
+
+
+class Together(Protocol[Request_contra, Answer_co]):
+    """A service function that serves several requests in one transaction: each one's answer,
+    or the :class:`ServiceError` that refused it, in the requests' order."""
+
+    def __call__(
+        self, *, session: Session, requests: Sequence[Request_contra], now: datetime
+    ) -> Sequence[Answer_co | ServiceError]: ...
+
+
+class Database:
+    """The reader and the writer over ``engine``: ``readers`` threads for the reads,
+    ``writers`` for the writes (one on SQLite, whose writes take turns), and a thread per
+    function written together; each holds one pooled connection."""
+
+    def __init__(self, engine: Engine, *, readers: int, writers: int) -> None:
+        self.engine = engine
+        self.transactions = Transactions(engine)
+        self._reads: _Door[Callable[..., Any], Any] = _Door(
+            "reads", self.transactions.read_each, threads=readers
+        )
+        self._writes: _Door[Callable[[Session], Any], Any] = _Door(
+            "writes",
+            self._write_each,
+            threads=writers if writers_at_once(engine) is None else 1,
+            turn=self.transactions.turn,
+        )
+        self._together: dict[Any, _Door[Any, Any]] = {}
+        self._together_lock = threading.Lock()
+        self._pinging = False
+
+    async def read(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
+        """``fn(connection=..., **kwargs)`` in a read transaction; what it raised is raised."""
+        return cast(T, await self._reads.ask(partial(_by_connection, fn, kwargs)))
+
+    async def write(self, fn: Callable[..., T | ServiceError], /, **kwargs: Any) -> T:
+        """``fn(session=..., **kwargs)`` in a transaction of its own, committed before this
+        returns; a :class:`ServiceError` it returns is raised once committed."""
+        outcome = await self._writes.ask(partial(_by_session, fn, kwargs))
+        if isinstance(outcome, ServiceError):
+            raise outcome
+        return cast(T, outcome)
+
+    async def write_together(self, fn: Together[Job, Answer], request: Job) -> Answer:
+        """``request``'s answer from ``fn``, run with the other requests for ``fn`` waiting
+        meanwhile in one transaction; the :class:`ServiceError` that refused it is raised."""
+        with self._together_lock:
+            door = self._together.get(fn)
+            if door is None:
+                door = self._together[fn] = _Door(
+                    getattr(fn, "__qualname__", "together"),
+                    partial(self._write_together, fn),
+                    threads=1,
+                    turn=self.transactions.turn,
+                )
+        return cast(Answer, await door.ask(request))
+
+    async def ping(self, seconds: float) -> bool:
+        """Whether the database answers a ``SELECT 1`` within ``seconds``. One ping at a time:
+        while one is out unanswered, the next says no at once rather than pile up threads."""
+        if self._pinging:
+            return False
+        self._pinging = True
+        try:
+            with anyio.fail_after(seconds):
+                await to_thread.run_sync(self._ping, abandon_on_cancel=True)
+        except (SQLAlchemyError, OSError, TimeoutError):
+            return False
+        return True
+
+    def close(self) -> None:
+        """Serve what waits at the doors, then stop their threads."""
+        with self._together_lock:
+            doors = [self._reads, self._writes, *self._together.values()]
+            self._together = {}
+        for door in doors:
+            door.close()
+
+    def _write_each(self, writes: list[Callable[[Session], Any]]) -> list[Any]:
+        outcomes: list[Any] = []
+        for write in writes:
+            try:
+                outcomes.append(self.transactions.transact(write))
+            except DatabaseUnavailableError as exc:  # away for one, away for all
+                return outcomes + [exc] * (len(writes) - len(outcomes))
+            except Exception as exc:  # a refusal, or a bug: this one's alone
+                outcomes.append(exc)
+        return outcomes
+
+    def _write_together(self, fn: Together[Job, Answer], requests: list[Job]) -> list[Any]:
+        try:
+            return list(
+                self.transactions.transact(
+                    lambda session: fn(session=session, requests=requests, now=utcnow())
+                )
+            )
+        except (DatabaseUnavailableError, DatabaseRefusedValueError, ServiceError) as exc:
+            return [exc] * len(requests)
+        except Exception as exc:
+            if len(requests) == 1:
+                return [exc]
+            # A bug met by one request must not fail the others: each alone.
+            _log.exception("a batch of %d failed; each is served alone", len(requests))
+            return [self._write_together(fn, [one])[0] for one in requests]
+
+    def _ping(self) -> None:
+        try:
+            self.transactions.ping()
+        finally:
+            self._pinging = False
+
+
+def _by_connection(fn: Callable[..., T], kwargs: dict[str, Any], connection: Any) -> T:
+    return fn(connection=connection, **kwargs)
+
+
+def _by_session(fn: Callable[..., T], kwargs: dict[str, Any], session: Session) -> T:
+    return fn(session=session, **kwargs)
+
+
+@dataclass(frozen=True, slots=True)
+class _Waiting(Generic[Job, Answer]):
+    job: Job
+    answer: asyncio.Future[Answer]
+    loop: asyncio.AbstractEventLoop
+
+
+class _Door(Generic[Job, Answer]):
+    """Jobs waiting for ``serve``, which takes a batch of them and gives each its outcome (or
+    the exception to raise), in order; ``threads`` threads serve batches, each in its
+    ``turn``, taken before the batch so that what arrives while it is awaited joins it."""
+
+    def __init__(
+        self,
+        name: str,
+        serve: Callable[[list[Job]], Sequence[Any]],
+        *,
+        threads: int,
+        turn: Callable[[], AbstractContextManager[None]] = nullcontext,
+    ) -> None:
+        self._name = name
+        self._serve_batch = serve
+        self._turn = turn
+        self._count = max(1, threads)
+        self._queue: queue.SimpleQueue[_Waiting[Job, Answer] | None] = queue.SimpleQueue()
+        self._threads: list[threading.Thread] = []
+        self._lock = threading.Lock()
+
+    async def ask(self, job: Job) -> Answer:
+        loop = asyncio.get_running_loop()
+        answer: asyncio.Future[Answer] = loop.create_future()
+        with self._lock:
+            if not self._threads:  # started at the first job, again after a close
+                self._threads = [
+                    threading.Thread(
+                        target=self._serve, name=f"pharaon-{self._name}-{n}", daemon=True
+                    )
+                    for n in range(self._count)
+                ]
+                for thread in self._threads:
+                    thread.start()
+            self._queue.put(_Waiting(job, answer, loop))
+        return await answer
+
+    def close(self) -> None:
+        """Serve what waits, then stop the threads (a later job starts them again)."""
+        with self._lock:
+            threads, self._threads = self._threads, []
+            for _ in threads:
+                self._queue.put(None)
+        for thread in threads:
+            thread.join()
+
+    def _serve(self) -> None:
+        while (first := self._queue.get()) is not None:
+            with self._turn():
+                batch, stop = self._take(first)
+                if batch:
+                    self._answer(batch)
+            if stop:
+                return
+
+    def _take(self, first: _Waiting[Job, Answer]) -> tuple[list[_Waiting[Job, Answer]], bool]:
+        """The jobs waiting now (those whose asker gave up left out), and whether this thread
+        was told to stop after them."""
+        batch, stop = [first], False
+        while len(batch) < MAX_BATCH:
+            try:
+                more = self._queue.get_nowait()
+            except queue.Empty:
+                break
+            if more is None:
+                stop = True
+                break
+            batch.append(more)
+        return [w for w in batch if not w.answer.done()], stop
+
+    def _answer(self, batch: list[_Waiting[Job, Answer]]) -> None:
+        try:
+            outcomes = self._serve_batch([w.job for w in batch])
+        except Exception as exc:  # the batch's own failure is each job's
+            outcomes = [exc] * len(batch)
+        # The answers of a batch reach their event loop together, in one wake-up.
+        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Any, Any]]] = {}
+        for waiting, outcome in zip(batch, outcomes, strict=True):
+            by_loop.setdefault(waiting.loop, []).append((waiting.answer, outcome))
+        for loop, answers in by_loop.items():
+            try:
+                loop.call_soon_threadsafe(_settle, answers)
+            except RuntimeError:  # the loop is closed: nobody waits any more
+                _log.warning("%d answers had no event loop to go to", len(answers))
+
+
+def _settle(answers: list[tuple[asyncio.Future[Any], Any]]) -> None:
+    for answer, outcome in answers:
+        if answer.done():  # its asker gave up meanwhile
+            continue
+        if isinstance(outcome, BaseException):
+            answer.set_exception(outcome)
+        else:
+            answer.set_result(outcome)
+
+
+async def _database(request: Request) -> Database:
+    db: Database = request.app.state.database
+    return db
+
+
+DatabaseDep = Annotated[Database, Depends(_database)]
