@@ -33,9 +33,6 @@ class Settings(BaseSettings):
     lockout_failures: int = 5
     lockout_minutes: int = 15
     cookie_secure: bool = False
-    # Seconds a client has to send a request's body once it is being read (slow bodies; a
-    # block file's upload has 600).
-    body_timeout_seconds: float = 30.0
     # Client addresses that may read /metrics (comma-separated): the monitoring host. Behind
     # a proxy (serve --forwarded-allow-ips) it is the address the proxy forwards.
     metrics_allow_ips: str = "127.0.0.1,::1"

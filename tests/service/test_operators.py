@@ -135,7 +135,9 @@ def test_log_in_needs_password_and_a_fresh_totp_code(db: Transactions) -> None:
     assert stored.token_sha256 != new.token
     assert len(stored.token_sha256) == 64
     assert stored.operator_id == created.operator_id
-    found = db.read(sessions.look_up, token=new.token, now=now, idle=timedelta(minutes=30))
+    [found] = db.read(sessions.look_up, requests=[new.token], now=now)
+    assert isinstance(found, sessions.Found)
+    assert sessions.due(found, now=now, idle=timedelta(minutes=30)) is None
     current = found.holder
     assert isinstance(current, sessions.OperatorSession)
     assert (current.email, current.role, current.actor) == (

@@ -584,6 +584,9 @@ def test_any_life_keeps_the_audit_clean_and_the_money(
             max_examples=20,
             stateful_step_count=40,
             deadline=None,
+            # The same lives every run: the checks below, that the runs reached a loss limit and
+            # a raise in force, then hold or fail every time, not by chance.
+            derandomize=True,
             suppress_health_check=[HealthCheck.too_slow],
         ),
     )

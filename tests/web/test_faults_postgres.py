@@ -153,3 +153,24 @@ def test_cluster_restarted_mid_burst(cluster: Cluster, faulty: tuple[Engine, Liv
     assert during[0].status_code == 503, during[0].text
     assert during[0].json()["error"] == "unavailable"
     assert away  # some buyers were told to come back, and did
+
+
+def test_database_read_only_mid_burst(cluster: Cluster, faulty: tuple[Engine, LiveServer]) -> None:
+    """The database takes no writes for a while (as a primary turned standby would): purchases
+    are answered 503 within seconds, and sold again, without a restart, once it takes them."""
+    engine, live = faulty
+    seconds: list[float] = []
+
+    def flip() -> None:
+        time.sleep(0.2)
+        with psycopg.connect(cluster.url(), autocommit=True) as conn:
+            conn.execute("ALTER SYSTEM SET default_transaction_read_only = on")
+            conn.execute("SELECT pg_reload_conf()")
+            time.sleep(1.5)
+            conn.execute("ALTER SYSTEM RESET default_transaction_read_only")
+            conn.execute("SELECT pg_reload_conf()")
+
+    started = time.monotonic()
+    away = _burst(engine, live, flip)
+    seconds.append(time.monotonic() - started)
+    assert away  # the buyers met the read-only database, and were told to come back

@@ -24,16 +24,16 @@ from pharaon.service.errors import (
     UnauthorizedError,
     UnderageError,
 )
-from pharaon.store.dialect import OnConflict
+from pharaon.store.dialect import PerDialect
 from pharaon.store.tables import Account, Player
 
 ADULT_AGE = 18
 _EMAIL = re.compile(r"^[^@\s]{1,64}@[^@\s.]+(\.[^@\s.]+)+$")
 WRONG = "wrong email or password"
 
-_INSERT_PLAYER = OnConflict(
-    lambda insert_: (
-        insert_(Player).on_conflict_do_nothing(index_elements=["email"]).returning(Player.id)
+_INSERT_PLAYER = PerDialect(
+    lambda sql: (
+        sql.insert(Player).on_conflict_do_nothing(index_elements=["email"]).returning(Player.id)
     )
 )
 

@@ -13,11 +13,23 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Select, bindparam, func, insert, select, update
+from sqlalchemy import (
+    Connection,
+    Insert,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    func,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from pharaon.game.board import GRIDS
 from pharaon.game.modes import Mode
+from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import (
     GENESIS_HASH,
     PENDING_ACCOUNT,
@@ -31,14 +43,41 @@ from pharaon.store.tables import (
     PlayRow,
     UnitRow,
 )
+from pharaon.store.types import UTCDateTime
 
 _HEAD = 1
 ALL_GRIDS = (1 << GRIDS) - 1  # a play's ``revealed`` when every grid is uncovered
 _CHAIN_BATCH = 10_000
 
-# Built once: appending is on the path of every purchase.
+# Built once: appending is on the path of every purchase, a batch's records in one parameter.
 _LOCK_HEAD = select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD).with_for_update()
-_INSERT_RECORD = insert(AuditRecord)
+
+
+def _insert_records_sql(sql: Parts) -> Insert:
+    new = sql.rows(
+        "new",
+        seq=Integer(),
+        kind=String(),
+        actor=String(),
+        payload=String(),
+        prev_sha256=String(),
+        sha256=String(),
+    )
+    return insert(AuditRecord).from_select(
+        ["seq", "created_at", "kind", "actor", "payload", "prev_sha256", "sha256"],
+        select(
+            new.c.seq,
+            bindparam("now", type_=UTCDateTime()),
+            new.c.kind,
+            new.c.actor,
+            new.c.payload,
+            new.c.prev_sha256,
+            new.c.sha256,
+        ),
+    )
+
+
+_INSERT_RECORDS = PerDialect(_insert_records_sql)
 _MOVE_HEAD = (
     update(AuditHead)
     .where(AuditHead.id == _HEAD)
@@ -98,7 +137,6 @@ def append_many(
         rows.append(
             {
                 "seq": seq,
-                "created_at": now,
                 "kind": kind,
                 "actor": actor,
                 "payload": body,
@@ -108,7 +146,7 @@ def append_many(
         )
         prev = digest
     connection = session.connection()
-    connection.execute(_INSERT_RECORD, rows)
+    connection.execute(_INSERT_RECORDS.on(connection), {"new": rows, "now": now})
     connection.execute(_MOVE_HEAD, {"new_seq": seq, "new_sha256": prev})
     return int(seq)
 

@@ -9,13 +9,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import bindparam, delete, select, update
+from sqlalchemy import Integer, String, Update, bindparam, delete, select, true, update
 from sqlalchemy.orm import Session
 
 from pharaon.service import audit
 from pharaon.service.errors import BadRequestError, IdempotencyConflictError
-from pharaon.store.dialect import OnConflict
+from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import IdempotencyKey
+from pharaon.store.types import UTCDateTime
 
 MAX_KEY_LENGTH = 200
 
@@ -42,15 +43,29 @@ class Claim:
     replay_of: int | None
 
 
-# Built once: claiming is on the path of every purchase and deposit. Executed with many rows,
-# SQLAlchemy sends them as one multi-row INSERT.
-_CLAIM = OnConflict(
-    lambda insert: (
-        insert(IdempotencyKey)
+# Built once: claiming is on the path of every purchase and deposit. The keys of a batch are
+# one parameter, inserted in (player, key) order.
+def _claim_sql(sql: Parts) -> Any:  # the dialect's own Insert
+    keys = sql.rows("keys", player_id=Integer(), key=String(), request_sha256=String())
+    return (
+        sql.insert(IdempotencyKey)
+        .from_select(
+            ["player_id", "key", "request_sha256", "created_at"],
+            select(
+                keys.c.player_id,
+                keys.c.key,
+                keys.c.request_sha256,
+                bindparam("now", type_=UTCDateTime()),
+            )
+            .where(true())  # SQLite reads ON CONFLICT after a bare SELECT as a join's ON
+            .order_by(keys.c.player_id, keys.c.key),
+        )
         .on_conflict_do_nothing(index_elements=["player_id", "key"])
         .returning(IdempotencyKey.player_id, IdempotencyKey.key, IdempotencyKey.id)
     )
-)
+
+
+_CLAIM = PerDialect(_claim_sql)
 _CLAIMED = select(
     IdempotencyKey.player_id,
     IdempotencyKey.key,
@@ -84,12 +99,14 @@ def claim_many(
     """
     connection = session.connection()
     rows = [
-        {"player_id": player_id, "key": key, "request_sha256": digest, "created_at": now}
+        {"player_id": player_id, "key": key, "request_sha256": digest}
         for player_id, key, digest in sorted(set(requests))
     ]
     taken = {
         (int(player_id), key): int(key_id)
-        for player_id, key, key_id in connection.execute(_CLAIM.on(connection), rows)
+        for player_id, key, key_id in connection.execute(
+            _CLAIM.on(connection), {"keys": rows, "now": now}
+        )
     }
     used = [(p, k) for p, k, _ in requests if (p, k) not in taken]
     earlier = {}
@@ -122,11 +139,16 @@ def release_many(session: Session, *, key_ids: Sequence[int]) -> None:
         )
 
 
-_SETTLE = (
-    update(IdempotencyKey)
-    .where(IdempotencyKey.id == bindparam("key_id"))
-    .values(result_id=bindparam("result"))
-)
+def _settle_sql(sql: Parts) -> Update:
+    results = sql.rows("results", key_id=Integer(), result=Integer())
+    return (
+        update(IdempotencyKey)
+        .where(IdempotencyKey.id == results.c.key_id)
+        .values(result_id=results.c.result)
+    )
+
+
+_SETTLE = PerDialect(_settle_sql)
 
 
 def settle(session: Session, *, key_id: int, result_id: int) -> None:
@@ -137,8 +159,10 @@ def settle(session: Session, *, key_id: int, result_id: int) -> None:
 def settle_many(session: Session, *, results: Sequence[tuple[int, int]]) -> None:
     """Remember the results (key id, result id) of the requests that took the keys."""
     if results:
-        session.connection().execute(
-            _SETTLE, [{"key_id": key_id, "result": result} for key_id, result in results]
+        connection = session.connection()
+        connection.execute(
+            _SETTLE.on(connection),
+            {"results": [{"key_id": key_id, "result": result} for key_id, result in results]},
         )
 
 

@@ -5,17 +5,41 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import bindparam, insert, update
+from sqlalchemy import BigInteger, Insert, Integer, String, bindparam, insert, select, update
 from sqlalchemy.orm import Session
 
+from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import Account, LedgerEntry, LedgerTransaction
+from pharaon.store.types import UTCDateTime
 
 Entries = Sequence[tuple[int, int]]  # (account id, cents)
 
-# Built once: posting is on the path of every purchase. Its rows are alike, so the ids need
-# not come back in the rows' order, which SQLite could give only with one INSERT per row.
-_INSERT_TRANSACTION = insert(LedgerTransaction).returning(LedgerTransaction.id)
-_INSERT_ENTRY = insert(LedgerEntry)
+
+# Built once: posting is on the path of every purchase, a batch's rows in one parameter. The
+# transactions are alike, so their ids need not come back in the rows' order.
+def _insert_transactions_sql(sql: Parts) -> Insert:
+    new = sql.rows("new", kind=String())
+    return (
+        insert(LedgerTransaction)
+        .from_select(
+            ["kind", "created_at"], select(new.c.kind, bindparam("now", type_=UTCDateTime()))
+        )
+        .returning(LedgerTransaction.id)
+    )
+
+
+def _insert_entries_sql(sql: Parts) -> Insert:
+    entries = sql.rows(
+        "entries", transaction_id=Integer(), account_id=Integer(), amount_cents=BigInteger()
+    )
+    return insert(LedgerEntry).from_select(
+        ["transaction_id", "account_id", "amount_cents"],
+        select(entries.c.transaction_id, entries.c.account_id, entries.c.amount_cents),
+    )
+
+
+_INSERT_TRANSACTIONS = PerDialect(_insert_transactions_sql)
+_INSERT_ENTRIES = PerDialect(_insert_entries_sql)
 _ADD = (
     update(Account)
     .where(Account.id == bindparam("account"))
@@ -63,7 +87,8 @@ def post_many(
     ids = sorted(
         int(row[0])
         for row in connection.execute(
-            _INSERT_TRANSACTION, [{"kind": kind, "created_at": now} for _ in movements]
+            _INSERT_TRANSACTIONS.on(connection),
+            {"new": [{"kind": kind}] * len(movements), "now": now},
         )
     )
     rows = [
@@ -73,7 +98,7 @@ def post_many(
         if amount
     ]
     if rows:
-        connection.execute(_INSERT_ENTRY, rows)
+        connection.execute(_INSERT_ENTRIES.on(connection), {"entries": rows})
     moves: dict[int, int] = {}
     for entries in movements:
         for account, amount in entries:

@@ -9,8 +9,8 @@ The net loss of a player at ``now`` (docs/rules.md §6): over the plays bought i
 before ``now`` (``created_at > now - 7 days``), their stakes minus the lots already credited to
 the player (an ``auto`` play's lot, or a ``jouer`` play's once its fourth grid is uncovered; a
 lot still in the pending account counts 0). A purchase is refused if that loss plus its stake
-would pass the limit in force. The sale checks it for its buyers in one statement
-(:func:`over_loss_limit`), reading their plays by ``ix_plays_player_time``.
+would pass the limit in force. The sale reads it for its buyers with their accounts, in one
+statement (:func:`net_loss`, :func:`loss_refusal`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal
 
-from sqlalchemy import Connection, bindparam, case, func, or_, select, update
-from sqlalchemy.orm import Session
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    ScalarSelect,
+    bindparam,
+    case,
+    func,
+    or_,
+    select,
+    update,
+)
+from sqlalchemy.orm import Mapped, Session
 
 from pharaon.game.modes import Mode
 from pharaon.service import audit
@@ -31,7 +41,7 @@ from pharaon.service.errors import (
     LossLimitReachedError,
     SelfExcludedError,
 )
-from pharaon.store.dialect import OnConflict
+from pharaon.store.dialect import PerDialect
 from pharaon.store.tables import Deposit, DepositLimit, Player, PlayRow
 
 PERIODS: dict[str, timedelta] = {
@@ -80,9 +90,9 @@ LIMIT_COLUMNS = (
     DepositLimit.pending_cents,
     DepositLimit.pending_effective_at,
 )
-_ENSURE_LIMIT = OnConflict(
-    lambda insert: (
-        insert(DepositLimit)
+_ENSURE_LIMIT = PerDialect(
+    lambda sql: (
+        sql.insert(DepositLimit)
         .values(amount_cents=None, pending_cents=None, pending_effective_at=None)
         .on_conflict_do_nothing(index_elements=["player_id", "period"])
     )
@@ -202,55 +212,37 @@ def _field(period: str) -> str:
 CREDITED_LOT = case(
     (or_(PlayRow.mode == Mode.AUTO, PlayRow.revealed == 15), PlayRow.prize_cents), else_=0
 )
-# A player's net loss over the window: stakes minus the lots already credited (see above).
-_NET_LOSS = (
-    select(func.coalesce(func.sum(PlayRow.stake_cents - CREDITED_LOT), 0))
-    .where(PlayRow.player_id == DepositLimit.player_id, PlayRow.created_at > bindparam("since"))
-    .correlate(DepositLimit)
-    .scalar_subquery()
-)
-# One statement for a batch's buyers; only those with a loss limit row read their plays.
-_LOSSES = select(*LIMIT_COLUMNS, DepositLimit.player_id, _NET_LOSS).where(
-    DepositLimit.player_id.in_(bindparam("players", expanding=True)),
-    DepositLimit.period == LOSS,
-)
 
 
-def losses(
-    connection: Connection, player_ids: Iterable[int], now: datetime
-) -> dict[int, tuple[int, int]]:
-    """(loss limit in force, net loss over the last 7 days) by player, for those of
-    ``player_ids`` who have a loss limit in force at ``now``."""
-    found: dict[int, tuple[int, int]] = {}
-    players = sorted(set(player_ids))
-    if not players:
-        return found
-    rows = connection.execute(_LOSSES, {"players": players, "since": now - LOSS_WINDOW})
-    for period, amount, pending, effective_at, player_id, loss in rows:
-        limit, _ = _in_force((period, amount, pending, effective_at), now)
-        if limit is not None:
-            found[int(player_id)] = (int(limit), int(loss))
-    return found
-
-
-def loss_refusal(limit_cents: int, loss_cents: int, stake_cents: int) -> LossLimitReachedError:
-    """The refusal of a stake that would take the net loss past the limit."""
-    return LossLimitReachedError(
-        f"weekly loss limit {limit_cents} cents: a net loss of {loss_cents} cents over the "
-        f"last 7 days, a stake of {stake_cents} more would pass it"
+def net_loss(player_id: ColumnElement[int | None] | Mapped[int | None]) -> ScalarSelect[int]:
+    """The net loss of player ``player_id`` over the window since the bound parameter ``since``
+    (:func:`loss_window_start`): stakes minus the lots already credited (see above), read by
+    ``ix_plays_player_time``."""
+    return (
+        select(func.coalesce(func.sum(PlayRow.stake_cents - CREDITED_LOT), 0))
+        .where(PlayRow.player_id == player_id, PlayRow.created_at > bindparam("since"))
+        .scalar_subquery()
     )
 
 
-def over_loss_limit(
-    connection: Connection, stakes: dict[int, int], now: datetime
-) -> dict[int, LossLimitReachedError]:
-    """The players of ``stakes`` (stake by player id) whose stake would pass their loss limit,
-    and why; in one statement. The caller holds the buyers' account locks."""
-    refused = {}
-    for player_id, (limit, loss) in losses(connection, stakes, now).items():
-        if loss + stakes[player_id] > limit:
-            refused[player_id] = loss_refusal(limit, loss, stakes[player_id])
-    return refused
+def loss_window_start(now: datetime) -> datetime:
+    """Where the loss limit's window begins for a purchase at ``now``."""
+    return now - LOSS_WINDOW
+
+
+def loss_refusal(
+    row: LimitRow | None, loss_cents: int | None, stake_cents: int, now: datetime
+) -> LossLimitReachedError | None:
+    """Why a stake of ``stake_cents`` is refused at ``now``, if it would take the net loss
+    (``loss_cents``) past the loss limit that ``row`` (the player's loss row, if any) puts in
+    force; None if it would not."""
+    limit, _ = _in_force(row, now)
+    if limit is None or loss_cents is None or loss_cents + stake_cents <= limit:
+        return None
+    return LossLimitReachedError(
+        f"weekly loss limit {limit} cents: a net loss of {loss_cents} cents over the "
+        f"last 7 days, a stake of {stake_cents} more would pass it"
+    )
 
 
 def check_not_excluded(excluded_until: datetime | None, now: datetime) -> None:

@@ -19,12 +19,12 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service.errors import LockedOutError
-from pharaon.store.dialect import OnConflict
+from pharaon.store.dialect import PerDialect
 from pharaon.store.tables import LoginFailure
 
-_ENSURE_ROW = OnConflict(
-    lambda insert: (
-        insert(LoginFailure)
+_ENSURE_ROW = PerDialect(
+    lambda sql: (
+        sql.insert(LoginFailure)
         .values(failures=0, locked_until=None)
         .on_conflict_do_nothing(index_elements=["key"])
     )

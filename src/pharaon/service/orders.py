@@ -64,10 +64,10 @@ class UnitSale:
     lot_cents: int
     cells: bytes
 
-    def columns(self, now: datetime) -> dict[str, Any]:
-        """Its play's columns in ``plays`` (but for the player and ledger transaction)."""
+    def columns(self) -> dict[str, Any]:
+        """Its play's columns in ``plays`` (but for the player, the ledger transaction and
+        the time)."""
         return {
-            "created_at": now,
             "stake_cents": self.order.stake_cents,
             "mode": self.order.mode,
             "serial": self.serial,

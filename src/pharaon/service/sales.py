@@ -26,8 +26,21 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, select, update
+from sqlalchemy import (
+    BigInteger,
+    Connection,
+    Insert,
+    Integer,
+    Select,
+    String,
+    bindparam,
+    case,
+    insert,
+    select,
+    update,
+)
 from sqlalchemy.orm import Session
 
 from pharaon.game.modes import Mode
@@ -44,42 +57,50 @@ from pharaon.service.orders import (
     sold_out,
 )
 from pharaon.service.plays import view_play
+from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import (
     PENDING_ACCOUNT,
     PRIZES_ACCOUNT,
     SALES_ACCOUNT,
     Account,
     Block,
+    DepositLimit,
     Player,
     PlayRow,
     UnitRow,
 )
+from pharaon.store.types import UTCDateTime
 
-# Built once: these run for every batch.
-_LOCK_ACCOUNTS = (
-    select(Account.id)
-    .where(Account.player_id.in_(bindparam("players", expanding=True)))
-    .order_by(Account.id)
-    .with_for_update()
-)
-_DEBIT = (
-    update(Account)
-    .where(
-        Account.player_id.in_(bindparam("players", expanding=True)),
-        Account.balance_cents >= bindparam("stake"),
-        Account.player_id.not_in(
-            select(Player.id).where(
-                Player.id.in_(bindparam("players", expanding=True)),
-                Player.self_excluded_until > bindparam("now"),
-            )
-        ),
+
+# Built once: these run for every batch. A batch's rows are one parameter (store/dialect.py),
+# so each statement has the same text whatever the batch's size.
+def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
+    buyers = sql.rows("buyers", player_id=Integer())
+    loss_row = (DepositLimit.player_id == Account.player_id) & (DepositLimit.period == limits.LOSS)
+    return (
+        select(
+            Account.player_id,
+            Account.id,
+            Account.balance_cents,
+            Player.self_excluded_until,
+            *limits.LIMIT_COLUMNS,
+            # Only a buyer with a loss limit row reads the plays of the window.
+            case(
+                (DepositLimit.player_id.is_not(None), limits.net_loss(Account.player_id)),
+                else_=None,
+            ),
+        )
+        .join(Player, Player.id == Account.player_id)
+        .outerjoin(DepositLimit, loss_row)
+        .where(Account.player_id.in_(select(buyers.c.player_id)))
+        .order_by(Account.id)
+        .with_for_update(of=Account)
     )
-    .values(balance_cents=Account.balance_cents - bindparam("stake"))
-    .returning(Account.player_id, Account.id, Account.balance_cents)
-)
-_EXCLUDED_UNTIL = select(Player.id, Player.self_excluded_until).where(
-    Player.id.in_(bindparam("players", expanding=True))
-)
+
+
+# The buyers' accounts, locked in id order (before any block), with what decides whether each
+# may buy: the balance, a self-exclusion, the loss limit and the week's net loss.
+_BUYERS = PerDialect(_buyers_sql)
 _OPEN_BLOCK = (
     select(Block.id, Block.next_serial, Block.block_size)
     .where(Block.price_cents == bindparam("price"), Block.state == "open")
@@ -95,8 +116,34 @@ _UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
     UnitRow.serial.between(bindparam("first"), bindparam("last")),
 )
 # Each play comes back with its unit, which names it: in one INSERT, whatever the order of the
-# rows returned (SQLite keeps the rows' order only with one INSERT per row).
-_INSERT_PLAY = insert(PlayRow).returning(PlayRow.id, PlayRow.block_id, PlayRow.serial)
+# rows returned.
+_PLAY_COLUMNS = {
+    "player_id": Integer(),
+    "transaction_id": Integer(),
+    "stake_cents": Integer(),
+    "mode": String(),
+    "serial": Integer(),
+    "block_id": Integer(),
+    "revealed": Integer(),
+    "prize_cents": BigInteger(),
+    "balance_before_cents": BigInteger(),
+    "balance_after_cents": BigInteger(),
+}
+
+
+def _insert_plays_sql(sql: Parts) -> Insert:
+    new = sql.rows("new", **_PLAY_COLUMNS)
+    return (
+        insert(PlayRow)
+        .from_select(
+            [*_PLAY_COLUMNS, "created_at"],
+            select(*[new.c[name] for name in _PLAY_COLUMNS], bindparam("now", type_=UTCDateTime())),
+        )
+        .returning(PlayRow.id, PlayRow.block_id, PlayRow.serial)
+    )
+
+
+_INSERT_PLAYS = PerDialect(_insert_plays_sql)
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,30 +224,66 @@ def _claim(
     return wanted
 
 
+@dataclass(frozen=True, slots=True)
+class _Buyer:
+    """A buyer's account as the sale read it, locked."""
+
+    account_id: int
+    balance_cents: int
+    excluded_until: datetime | None
+    loss_row: limits.LimitRow | None
+    loss_cents: int | None
+
+
+def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dict[int, _Buyer]:
+    """The buyers of ``wanted`` by player id, their accounts locked until the commit."""
+    rows = connection.execute(
+        _BUYERS.on(connection),
+        {
+            "buyers": [{"player_id": w.order.player_id} for w in wanted],
+            "since": limits.loss_window_start(now),
+        },
+    )
+    found = {}
+    for player_id, account_id, balance, until, period, amount, pending, effective, loss in rows:
+        found[int(player_id)] = _Buyer(
+            int(account_id),
+            int(balance),
+            until,
+            None if period is None else (period, amount, pending, effective),
+            None if loss is None else int(loss),
+        )
+    return found
+
+
+def _refusal(order: Order, buyer: _Buyer, now: datetime) -> ServiceError | None:
+    """Why ``buyer`` may not buy ``order`` (docs/api.md gives the order of the reasons)."""
+    refused = limits.loss_refusal(buyer.loss_row, buyer.loss_cents, order.stake_cents, now)
+    if refused is not None:
+        return refused
+    excluded = limits.still_excluded(buyer.excluded_until, now) is not None
+    if excluded or buyer.balance_cents < order.stake_cents:
+        return not_debited(order, buyer.excluded_until, now)
+    return None
+
+
 def _sell(
     session: Session, wanted: list[_Wanted], refused: dict[int, ServiceError], now: datetime
 ) -> list[UnitSale]:
-    """Debit the stakes, take the units and credit their lots; the sales, in batch order.
-    The refused orders' keys are given back and their stakes refunded."""
+    """Take the units of the orders the buyers may pay, debit the stakes and credit the lots;
+    the sales, in batch order. The refused orders' keys are given back."""
     if not wanted:
         return []
     connection = session.connection()
-    players = sorted(w.order.player_id for w in wanted)
-    if len(players) > 1:
-        # The buyers' accounts first, in id order, before any block.
-        connection.execute(_LOCK_ACCOUNTS, {"players": players})
-    over = limits.over_loss_limit(
-        connection, {w.order.player_id: w.order.stake_cents for w in wanted}, now
-    )
+    buyers = _buyers(connection, wanted, now)
     for w in wanted:
-        if w.order.player_id in over:
-            refused[w.index] = over[w.order.player_id]
-    debited = _debit(connection, [w for w in wanted if w.index not in refused], refused, now)
-    taken = _take_units(session, connection, [w for w in wanted if w.index in debited])
-    no_unit = [w for w in wanted if w.index in debited and w.index not in taken]
-    for w in no_unit:
-        refused[w.index] = sold_out(w.order)
-    ledger.move(session, amounts={debited[w.index][0]: w.order.stake_cents for w in no_unit})
+        refusal = _refusal(w.order, buyers[w.order.player_id], now)
+        if refusal is not None:
+            refused[w.index] = refusal
+    taken = _take_units(session, connection, [w for w in wanted if w.index not in refused])
+    for w in wanted:
+        if w.index not in refused and w.index not in taken:
+            refused[w.index] = sold_out(w.order)
     idempotency.release_many(session, key_ids=[w.key_id for w in wanted if w.index in refused])
     units: dict[tuple[int, int], tuple[int, bytes]] = {}
     for block_id, first, last in _ranges(taken.values()):
@@ -208,17 +291,11 @@ def _sell(
             _UNITS, {"block": block_id, "first": first, "last": last}
         ):
             units[(block_id, int(serial))] = (int(lot), bytes(cells))
-    sold = [w for w in wanted if w.index in taken]
-    lots = {w.index: units[taken[w.index]][0] for w in sold}
-    # A jouer play's lot waits in the pending account until its fourth grid (plays.reveal_many):
-    # credited now, it would show in the balance, or let a purchase spend it, before its time.
-    ledger.move(
-        session,
-        amounts={debited[w.index][0]: lots[w.index] for w in sold if w.order.mode == Mode.AUTO},
-    )
     sales = []
-    for w in sold:
-        account_id, after_stake = debited[w.index]
+    for w in wanted:
+        if w.index not in taken:
+            continue
+        buyer = buyers[w.order.player_id]
         block_id, serial = taken[w.index]
         lot, cells = units[(block_id, serial)]
         sales.append(
@@ -226,54 +303,36 @@ def _sell(
                 index=w.index,
                 order=w.order,
                 key_id=w.key_id,
-                account_id=account_id,
-                balance_before=after_stake + w.order.stake_cents,
-                balance_after=after_stake + lot,
+                account_id=buyer.account_id,
+                balance_before=buyer.balance_cents,
+                balance_after=buyer.balance_cents - w.order.stake_cents + lot,
                 block_id=block_id,
                 serial=serial,
                 lot_cents=lot,
                 cells=cells,
             )
         )
+    # The stake, and an auto play's lot: a jouer play's lot waits in the pending account until
+    # its fourth grid (plays.reveal); credited now, it would show in the balance, or let a
+    # purchase spend it, before its time.
+    ledger.move(
+        session,
+        amounts={
+            s.account_id: (s.lot_cents if s.order.mode == Mode.AUTO else 0) - s.order.stake_cents
+            for s in sales
+        },
+    )
     return sales
 
 
-def _debit(
-    connection: Connection,
-    wanted: list[_Wanted],
-    refused: dict[int, ServiceError],
-    now: datetime,
-) -> dict[int, tuple[int, int]]:
-    """Debit each order's stake if the balance holds it and the player is not self-excluded;
-    (account id, balance after the stake) by order index. The others are refused."""
-    after: dict[int, tuple[int, int]] = {}
-    for stake in sorted({w.order.stake_cents for w in wanted}):  # one statement per price
-        players = [w.order.player_id for w in wanted if w.order.stake_cents == stake]
-        for player_id, account_id, balance in connection.execute(
-            _DEBIT, {"players": players, "stake": stake, "now": now}
-        ):
-            after[int(player_id or 0)] = (int(account_id), int(balance))
-    short = [w for w in wanted if w.order.player_id not in after]
-    if short:
-        until = {
-            int(player_id): excluded_until
-            for player_id, excluded_until in connection.execute(
-                _EXCLUDED_UNTIL, {"players": [w.order.player_id for w in short]}
-            )
-        }
-        for w in short:
-            refused[w.index] = not_debited(w.order, until[w.order.player_id], now)
-    return {w.index: after[w.order.player_id] for w in wanted if w.order.player_id in after}
-
-
 def _take_units(
-    session: Session, connection: Connection, debited: list[_Wanted]
+    session: Session, connection: Connection, paid: list[_Wanted]
 ) -> dict[int, tuple[int, int]]:
     """The next unsold units of the open blocks, one per order, in order; (block id,
     serial) by order index. An order missing from the answer found its price sold out."""
     taken: dict[int, tuple[int, int]] = {}
-    for price in sorted({w.order.stake_cents for w in debited}):  # blocks in price order
-        needed = [w for w in debited if w.order.stake_cents == price]
+    for price in sorted({w.order.stake_cents for w in paid}):  # blocks in price order
+        needed = [w for w in paid if w.order.stake_cents == price]
         tried_to_open = False
         while needed:
             row = connection.execute(_OPEN_BLOCK, {"price": price}).first()
@@ -328,14 +387,18 @@ def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]
         now=now,
         settled=frozenset(s.account_id for s in sales),
     )
+    connection = session.connection()
     play_of = {
         (int(block_id), int(serial)): int(play_id)
-        for play_id, block_id, serial in session.connection().execute(
-            _INSERT_PLAY,
-            [
-                {"player_id": s.order.player_id, "transaction_id": t, **s.columns(now)}
-                for s, t in zip(sales, transaction_ids, strict=True)
-            ],
+        for play_id, block_id, serial in connection.execute(
+            _INSERT_PLAYS.on(connection),
+            {
+                "new": [
+                    {"player_id": s.order.player_id, "transaction_id": t, **s.columns()}
+                    for s, t in zip(sales, transaction_ids, strict=True)
+                ],
+                "now": now,
+            },
         )
     }
     play_ids = [play_of[(s.block_id, s.serial)] for s in sales]

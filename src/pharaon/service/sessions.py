@@ -1,44 +1,54 @@
 """Log-in sessions, players' and operators' alike: a bearer token (kept only as its SHA-256), a
 CSRF token, and expiry after a stretch without requests.
 
-A request is let in by :func:`look_up` (a read) and, when something is due for its session,
-:func:`keep` (a write): its last request written at most every :data:`TOUCH_EVERY`, so most
-requests write nothing; a session idle too long deleted and refused.
+A request is let in by :func:`look_up` (a read, of the tokens of every request waiting at the
+same moment) and, when something is due for its session (:func:`due`), :func:`keep` (a write):
+its last request written at most every :data:`TOUCH_EVERY`, so most requests write nothing; a
+session idle too long deleted and refused.
 """
 
 from __future__ import annotations
 
 import hashlib
 import secrets
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
-from sqlalchemy import Connection, bindparam, delete, insert, select, update
+from sqlalchemy import Connection, Select, String, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service.audit import operator_actor
 from pharaon.service.errors import ForbiddenError, UnauthorizedError
+from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import Operator, Player, SessionRow
 
 # A session's last request is written at most this often, so most requests stay read-only.
 TOUCH_EVERY = timedelta(seconds=30)
 
-# Built once: every authenticated request looks its session up.
-_LOOK_UP = (
-    select(
-        SessionRow.player_id,
-        SessionRow.operator_id,
-        SessionRow.csrf_token,
-        SessionRow.last_seen_at,
-        Player.email.label("player_email"),
-        Operator.email.label("operator_email"),
-        Operator.role,
+
+def _look_up_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
+    digests = sql.rows("digests", digest=String())
+    return (
+        select(
+            SessionRow.token_sha256,
+            SessionRow.player_id,
+            SessionRow.operator_id,
+            SessionRow.csrf_token,
+            SessionRow.last_seen_at,
+            Player.email.label("player_email"),
+            Operator.email.label("operator_email"),
+            Operator.role,
+        )
+        .outerjoin(Player, Player.id == SessionRow.player_id)
+        .outerjoin(Operator, Operator.id == SessionRow.operator_id)
+        .where(SessionRow.token_sha256.in_(select(digests.c.digest)))
     )
-    .outerjoin(Player, Player.id == SessionRow.player_id)
-    .outerjoin(Operator, Operator.id == SessionRow.operator_id)
-    .where(SessionRow.token_sha256 == bindparam("digest"))
-)
+
+
+# Built once: every authenticated request looks its session up.
+_LOOK_UP = PerDialect(_look_up_sql)
 
 
 def token_digest(token: str) -> str:
@@ -94,10 +104,10 @@ Due = Literal["touch", "expire"] | None
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A session looked up, and what is due to be written for it (see :func:`look_up`)."""
+    """A session looked up: its holder, and its last request's time."""
 
     holder: Holder
-    due: Due
+    last_seen_at: datetime
 
 
 def create(
@@ -123,38 +133,57 @@ def create(
     return NewSession(token, csrf, now)
 
 
-def look_up(*, connection: Connection, token: str, now: datetime, idle: timedelta) -> Found:
-    """The holder of ``token``'s session and what is due for it (``"touch"`` when its last
-    request is older than :data:`TOUCH_EVERY`, ``"expire"`` when older than ``idle``), in one
-    read; :class:`UnauthorizedError` if there is no such session."""
-    digest = token_digest(token)
-    row = connection.execute(_LOOK_UP, {"digest": digest}).first()
-    if row is None:
-        raise UnauthorizedError("not logged in, or the session has ended")
-    holder: Holder
-    if row.player_id is not None:
-        holder = PlayerSession(digest, row.csrf_token, int(row.player_id), row.player_email)
-    else:
-        holder = OperatorSession(
-            digest, row.csrf_token, int(row.operator_id), row.operator_email, row.role
+def look_up(
+    *, connection: Connection, requests: Sequence[str], now: datetime
+) -> list[Found | UnauthorizedError]:
+    """The session of each token of ``requests``, in one read; :class:`UnauthorizedError` for
+    a token of no session. (``now``: when the batch is read; the caller decides what is
+    :func:`due`.)"""
+    del now  # what is due depends on each request's own settings (:func:`due`)
+    digests = [token_digest(token) for token in requests]
+    rows = {
+        row.token_sha256: row
+        for row in connection.execute(
+            _LOOK_UP.on(connection), {"digests": [{"digest": d} for d in sorted(set(digests))]}
         )
-    due: Due = None
-    if now - row.last_seen_at > idle:
-        due = "expire"
-    elif now - row.last_seen_at >= TOUCH_EVERY:
-        due = "touch"
-    return Found(holder, due)
+    }
+    found: list[Found | UnauthorizedError] = []
+    for digest in digests:
+        row = rows.get(digest)
+        if row is None:
+            found.append(UnauthorizedError("not logged in, or the session has ended"))
+            continue
+        holder: Holder
+        if row.player_id is not None:
+            holder = PlayerSession(digest, row.csrf_token, int(row.player_id), row.player_email)
+        else:
+            holder = OperatorSession(
+                digest, row.csrf_token, int(row.operator_id), row.operator_email, row.role
+            )
+        found.append(Found(holder, row.last_seen_at))
+    return found
 
 
-def keep(*, session: Session, found: Found, now: datetime) -> UnauthorizedError | None:
-    """Write what :func:`look_up` found due, in the caller's transaction: the last request's
-    time, or, for a session idle too long, its deletion and the refusal to answer (returned,
-    for the caller to commit the deletion)."""
+def due(found: Found, *, now: datetime, idle: timedelta) -> Due:
+    """What is to be written for a session found at ``now``: ``"expire"`` once its last
+    request is older than ``idle``, ``"touch"`` once older than :data:`TOUCH_EVERY`, else
+    nothing."""
+    if now - found.last_seen_at > idle:
+        return "expire"
+    if now - found.last_seen_at >= TOUCH_EVERY:
+        return "touch"
+    return None
+
+
+def keep(*, session: Session, found: Found, due: Due, now: datetime) -> UnauthorizedError | None:
+    """Write what is :func:`due` for a session, in the caller's transaction: its last
+    request's time, or, for a session idle too long, its deletion and the refusal to answer
+    (returned, for the caller to commit the deletion)."""
     digest = found.holder.token_sha256
-    if found.due == "expire":
+    if due == "expire":
         session.execute(delete(SessionRow).where(SessionRow.token_sha256 == digest))
         return UnauthorizedError("the session expired after inactivity; log in again")
-    if found.due == "touch":
+    if due == "touch":
         session.execute(
             update(SessionRow).where(SessionRow.token_sha256 == digest).values(last_seen_at=now)
         )

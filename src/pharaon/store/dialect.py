@@ -1,26 +1,82 @@
 """What SQLite and PostgreSQL say differently, said once here: the services write one SQL for
-both and ask this module where the two part (an upsert, a bulk copy, a day of a timestamp)."""
+both and ask this module where the two part (an upsert, rows passed as one parameter, a bulk
+copy, a day of a timestamp, a lock once per deployment)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
-from sqlalchemy import Connection, func
+from sqlalchemy import (
+    JSON,
+    Connection,
+    bindparam,
+    column,
+    func,
+    literal_column,
+    select,
+    type_coerce,
+)
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.sql.elements import ColumnElement
+from sqlalchemy.sql.selectable import FromClause
+from sqlalchemy.types import TypeEngine
 
 Statement = TypeVar("Statement")
-# ``insert(table)`` of the dialect: the INSERT that knows ON CONFLICT.
-Insert = Callable[[Any], Any]
 
 
-class OnConflict(Generic[Statement]):
-    """A statement with ``INSERT ... ON CONFLICT``, which each dialect builds with its own
-    ``insert``: built once per dialect (it runs on hot paths), picked by the connection."""
+@dataclass(frozen=True, slots=True)
+class Parts:
+    """The parts of SQL a statement takes from its dialect.
 
-    def __init__(self, build: Callable[[Insert], Statement]) -> None:
-        self._built = {"postgresql": build(postgresql.insert), "sqlite": build(sqlite.insert)}
+    - ``insert(table)``: the dialect's INSERT, which knows ``ON CONFLICT``;
+    - ``rows(name, **columns)``: a table of rows passed as one parameter ``name`` (a list of
+      dicts, one per row, keyed by the ``columns``' names, whose values are their SQL types),
+      so that a batch's statement has the same text whatever the batch's size: the driver and
+      the database parse and plan it once (``json_to_recordset`` on PostgreSQL, ``json_each``
+      on SQLite).
+    """
+
+    insert: Callable[[Any], Any]  # returns the dialect's Insert, with on_conflict_do_*()
+    rows: Callable[..., FromClause]
+
+
+def _postgresql_rows(name: str, **columns: TypeEngine[Any]) -> FromClause:
+    return (
+        func.json_to_recordset(bindparam(name, type_=JSON))
+        .table_valued(*[column(c, t) for c, t in columns.items()])
+        .render_derived(name=name, with_types=True)
+    )
+
+
+def _sqlite_rows(name: str, **columns: TypeEngine[Any]) -> FromClause:
+    each = func.json_each(bindparam(name, type_=JSON)).table_valued("value").alias(f"{name}_each")
+    return (
+        select(
+            *[
+                type_coerce(func.json_extract(each.c.value, literal_column(f"'$.{c}'")), t).label(c)
+                for c, t in columns.items()
+            ]
+        )
+        .select_from(each)
+        .subquery(name)
+    )
+
+
+_PARTS = {
+    "postgresql": Parts(postgresql.insert, _postgresql_rows),
+    "sqlite": Parts(sqlite.insert, _sqlite_rows),
+}
+
+
+class PerDialect(Generic[Statement]):
+    """A statement written once, from the parts of SQL each dialect says its own way
+    (:class:`Parts`): built once per dialect (it runs on hot paths), picked by the
+    connection."""
+
+    def __init__(self, build: Callable[[Parts], Statement]) -> None:
+        self._built = {name: build(parts) for name, parts in _PARTS.items()}
 
     def on(self, connection: Connection) -> Statement:
         """The statement for ``connection``'s database."""
@@ -48,12 +104,12 @@ def copy_rows(
         cursor.close()
 
 
-def utc_day(connection: Connection, column: Any) -> ColumnElement[str]:
-    """``column``'s UTC day as ``YYYY-MM-DD`` text (SQLite keeps naive UTC text, see
+def utc_day(connection: Connection, column_: Any) -> ColumnElement[str]:
+    """``column_``'s UTC day as ``YYYY-MM-DD`` text (SQLite keeps naive UTC text, see
     ``UTCDateTime``; PostgreSQL a timestamptz)."""
     if connection.dialect.name == "postgresql":
-        return func.to_char(func.timezone("UTC", column), "YYYY-MM-DD")
-    return func.substr(column, 1, 10)
+        return func.to_char(func.timezone("UTC", column_), "YYYY-MM-DD")
+    return func.substr(column_, 1, 10)
 
 
 # The keys of PostgreSQL's advisory locks: what happens once per deployment, whichever server

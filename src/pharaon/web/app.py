@@ -131,7 +131,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     # Outermost last: the body cap sees the request first; every answer, a 413 too, gets the
     # security headers, and is counted, timed and logged (with /metrics, web/observe.py).
-    app.add_middleware(BodyLimit, seconds=settings.body_timeout_seconds)
+    app.add_middleware(BodyLimit)
     app.add_middleware(SecurityHeaders)
     observe.install(app, metrics, settings)
     return app

@@ -11,6 +11,9 @@
   other requests for ``fn`` waiting at the same moment: ``fn(session=..., requests=[...],
   now=...)`` answers each request (or refuses it) and is committed once for all, so the rows
   every purchase locks and the disk flush are paid once per batch (group commit).
+  ``await db.read_together(fn, request)`` is its reader's twin (``fn(connection=...,
+  requests=[...], now=...)``): every request's session is looked up that way, in one
+  statement for those waiting together.
 
 Behind each door, requests queue and a few threads take what waits whenever they are free, as
 one batch (:class:`_Door`): the reads of a batch share a read transaction, the writes of a
@@ -43,7 +46,7 @@ from typing import Annotated, Any, Generic, Protocol, TypeVar, cast
 import anyio
 from anyio import to_thread
 from fastapi import Depends, Request
-from sqlalchemy import Engine
+from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session
 
@@ -64,11 +67,20 @@ Request_contra = TypeVar("Request_contra", contravariant=True)
 
 
 class Together(Protocol[Request_contra, Answer_co]):
-    """A service function that serves several requests in one transaction: each one's answer,
-    or the :class:`ServiceError` that refused it, in the requests' order."""
+    """A service function that writes for several requests in one transaction: each one's
+    answer, or the :class:`ServiceError` that refused it, in the requests' order."""
 
     def __call__(
         self, *, session: Session, requests: Sequence[Request_contra], now: datetime
+    ) -> Sequence[Answer_co | ServiceError]: ...
+
+
+class ReadTogether(Protocol[Request_contra, Answer_co]):
+    """A service function that reads for several requests at once: each one's answer, or the
+    :class:`ServiceError` that refused it, in the requests' order."""
+
+    def __call__(
+        self, *, connection: Connection, requests: Sequence[Request_contra], now: datetime
     ) -> Sequence[Answer_co | ServiceError]: ...
 
 
@@ -97,6 +109,12 @@ class Database:
         """``fn(connection=..., **kwargs)`` in a read transaction; what it raised is raised."""
         return cast(T, await self._reads.ask(partial(_by_connection, fn, kwargs)))
 
+    async def read_together(self, fn: ReadTogether[Job, Answer], request: Job) -> Answer:
+        """``request``'s answer from ``fn``, read with the other requests for ``fn`` waiting
+        meanwhile; the :class:`ServiceError` that refused it is raised."""
+        door = self._door(fn, partial(self._read_together, fn), turn=nullcontext)
+        return cast(Answer, await door.ask(request))
+
     async def write(self, fn: Callable[..., T | ServiceError], /, **kwargs: Any) -> T:
         """``fn(session=..., **kwargs)`` in a transaction of its own, committed before this
         returns; a :class:`ServiceError` it returns is raised once committed."""
@@ -108,15 +126,7 @@ class Database:
     async def write_together(self, fn: Together[Job, Answer], request: Job) -> Answer:
         """``request``'s answer from ``fn``, run with the other requests for ``fn`` waiting
         meanwhile in one transaction; the :class:`ServiceError` that refused it is raised."""
-        with self._together_lock:
-            door = self._together.get(fn)
-            if door is None:
-                door = self._together[fn] = _Door(
-                    getattr(fn, "__qualname__", "together"),
-                    partial(self._write_together, fn),
-                    threads=1,
-                    turn=self.transactions.turn,
-                )
+        door = self._door(fn, partial(self._write_together, fn), turn=self.transactions.turn)
         return cast(Answer, await door.ask(request))
 
     async def ping(self, seconds: float) -> bool:
@@ -139,6 +149,31 @@ class Database:
             self._together = {}
         for door in doors:
             door.close()
+
+    def _door(
+        self,
+        fn: Any,
+        serve: Callable[[list[Any]], Sequence[Any]],
+        *,
+        turn: Callable[[], AbstractContextManager[None]],
+    ) -> _Door[Any, Any]:
+        """The door of the requests for ``fn`` served together (a thread of its own)."""
+        with self._together_lock:
+            door = self._together.get(fn)
+            if door is None:
+                name = getattr(fn, "__qualname__", "together").replace(".", "-")
+                door = self._together[fn] = _Door(name, serve, threads=1, turn=turn)
+        return door
+
+    def _read_together(self, fn: ReadTogether[Job, Answer], requests: list[Job]) -> list[Any]:
+        try:
+            return list(
+                self.transactions.read(
+                    lambda connection: fn(connection=connection, requests=requests, now=utcnow())
+                )
+            )
+        except Exception as exc:  # the database's error, or a bug: each request's
+            return [exc] * len(requests)
 
     def _write_each(self, writes: list[Callable[[Session], Any]]) -> list[Any]:
         outcomes: list[Any] = []

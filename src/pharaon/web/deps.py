@@ -2,9 +2,9 @@
 
 Players and operators are let in the same way (:func:`_let_in`, over
 :mod:`pharaon.service.sessions`): a bearer token, or the session cookie with its CSRF header
-on a request that changes something. The session is read through the reader; a write goes
-through the writer only when one is due (its last request's time, every 30 s; an idle session's
-deletion).
+on a request that changes something. The session is read through the reader, with the others
+asked at the same moment; a write goes through the writer only when one is due (its last
+request's time, every 30 s; an idle session's deletion).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from pharaon.service.errors import UnauthorizedError
 from pharaon.service.idempotency import MAX_KEY_LENGTH
 from pharaon.service.operators import require_admin
 from pharaon.settings import Settings
-from pharaon.web.database import Database, DatabaseDep
+from pharaon.web.database import Database
 from pharaon.web.schemas import SessionOut
 
 SESSION_COOKIE = "pharaon_session"
@@ -77,19 +77,22 @@ async def _let_in(
 ) -> sessions.Holder:
     """The holder of the request's session (:func:`shown`); 401 or 403 ``csrf`` if none."""
     credentials = shown(request, cookie, missing)
+    # Looked up with the tokens of the requests waiting at the same moment, in one read.
+    found = await db.read_together(sessions.look_up, credentials.token)
     now = utcnow()
-    idle = timedelta(minutes=settings.session_idle_minutes)
-    found = await db.read(sessions.look_up, token=credentials.token, now=now, idle=idle)
-    if found.due is not None:
-        await db.write(sessions.keep, found=found, now=now)
+    due = sessions.due(found, now=now, idle=timedelta(minutes=settings.session_idle_minutes))
+    if due is not None:
+        await db.write(sessions.keep, found=found, due=due, now=now)
     sessions.check_csrf(credentials, found.holder)
     return found.holder
 
 
-async def current_player(
-    request: Request, db: DatabaseDep, settings: SettingsDep
-) -> sessions.PlayerSession:
+async def current_player(request: Request) -> sessions.PlayerSession:
     """The player of the request's session."""
+    # The database and the settings from the application's state, not as dependencies: every
+    # request of a player solves this one, and FastAPI solves each dependency anew.
+    db: Database = request.app.state.database
+    settings: Settings = request.app.state.settings
     holder = await _let_in(request, db, settings, SESSION_COOKIE, "not logged in")
     if not isinstance(holder, sessions.PlayerSession):
         raise UnauthorizedError("not logged in as a player")
@@ -97,10 +100,10 @@ async def current_player(
     return holder
 
 
-async def current_operator(
-    request: Request, db: DatabaseDep, settings: SettingsDep
-) -> sessions.OperatorSession:
+async def current_operator(request: Request) -> sessions.OperatorSession:
     """The operator of the request's session."""
+    db: Database = request.app.state.database
+    settings: Settings = request.app.state.settings
     holder = await _let_in(request, db, settings, OPERATOR_COOKIE, "not logged in as an operator")
     if not isinstance(holder, sessions.OperatorSession):
         raise UnauthorizedError("not logged in as an operator")

@@ -1,11 +1,10 @@
 """ASGI middlewares that guard every answer and request: security headers, and a cap on the
-size of request bodies (413 before a body is read whole) and on the time to send them (408)."""
+size of request bodies (413 before a body is read whole). Slow or idle clients are cut off by
+the proxy in front (deploy/haproxy.cfg)."""
 
 from __future__ import annotations
 
-import asyncio
 import json
-from typing import Any
 
 from starlette.exceptions import HTTPException
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -28,8 +27,9 @@ CSP_HEADER = (b"content-security-policy", CSP.encode())
 NO_CSP_PATHS = frozenset({"/api/docs", "/api/docs/oauth2-redirect"})
 # The largest body any route takes is a few hundred bytes; 64 KiB leaves room and no more.
 MAX_BODY_BYTES = 64 * 1024
-# But an operator uploads block files (75 MB for 1,000,000 units): more bytes, more time.
-LARGE_BODY_PATHS = {"/api/v1/operator/blocks": (256 * 1024 * 1024, 600.0)}
+# But an operator uploads block files (75 MB for 1,000,000 units).
+UPLOAD_PATH = "/api/v1/operator/blocks"
+UPLOAD_BODY_BYTES = 256 * 1024 * 1024
 
 
 class SecurityHeaders:
@@ -56,69 +56,34 @@ class SecurityHeaders:
         await self.app(scope, receive, send_with_headers)
 
 
-class BodyTooLargeError(HTTPException):
-    """Raised from ``receive`` when the bytes pass the cap: an HTTPException, so that the
-    route's body parsing lets it through and errors.py renders it (413, ``too_large``)."""
-
-    def __init__(self, max_bytes: int) -> None:
-        # The rest of the body is not read: the connection closes after the answer.
-        super().__init__(
-            413, f"the body must be at most {max_bytes} bytes", headers={"Connection": "close"}
-        )
-
-
-class BodyTooSlowError(HTTPException):
-    """Raised from ``receive`` when a body is not all in by its deadline (408, ``too_slow``)."""
-
-    def __init__(self, seconds: float) -> None:
-        super().__init__(
-            408,
-            f"the body must be sent within {seconds:g} seconds",
-            headers={"Connection": "close"},
-        )
-
-
 class BodyLimit:
-    """Refuses a request whose body is over ``max_bytes`` with 413 and the error shape: at
-    once when its Content-Length says so, else as soon as the bytes received pass it; and one
-    whose body is not all in ``seconds`` after the route starts reading it with 408 (a client
-    sending a byte a second holds no more than that)."""
+    """Refuses a request whose body is over :data:`MAX_BODY_BYTES` (:data:`UPLOAD_BODY_BYTES`
+    for a block's upload) with 413 and the one error shape: at once when its Content-Length
+    says so, else as soon as the bytes received pass it. (FastAPI's own cap answers plain text
+    when the Content-Length is over it.)"""
 
-    def __init__(self, app: ASGIApp, *, seconds: float, max_bytes: int = MAX_BODY_BYTES) -> None:
+    def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self.max_bytes = max_bytes
-        self.seconds = seconds
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        limit, seconds = LARGE_BODY_PATHS.get(scope["path"], (self.max_bytes, self.seconds))
+        limit = UPLOAD_BODY_BYTES if scope["path"] == UPLOAD_PATH else MAX_BODY_BYTES
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None and (not length.isdigit() or int(length) > limit):
-            await self._refuse(send, 413, "too_large", f"the body must be at most {limit} bytes")
+            await _too_large(send, limit)
             return
         received = 0
-        deadline: float | None = None
-        body_done = False
         started = False
 
         async def counting_receive() -> Message:
-            nonlocal received, deadline, body_done
-            if body_done:  # later reads only wait for a disconnection: no deadline
-                return await receive()
-            deadline = deadline or asyncio.get_running_loop().time() + seconds
-            try:
-                # A timer, not wait_for's task per read: most bodies are in at the first read.
-                async with asyncio.timeout_at(deadline):
-                    message = await receive()
-            except TimeoutError:
-                raise BodyTooSlowError(seconds) from None
+            nonlocal received
+            message = await receive()
             if message["type"] == "http.request":
                 received += len(message.get("body", b""))
                 if received > limit:
-                    raise BodyTooLargeError(limit)
-                body_done = not message.get("more_body", False)
+                    raise _BodyTooLargeError(limit)
             return message
 
         async def watching_send(message: Message) -> None:
@@ -128,19 +93,29 @@ class BodyLimit:
 
         try:
             await self.app(scope, counting_receive, watching_send)
-        except BodyTooLargeError as exc:
+        except _BodyTooLargeError:
             if not started:
-                await self._refuse(send, 413, "too_large", exc.detail)
-        except BodyTooSlowError as exc:
-            if not started:
-                await self._refuse(send, 408, "too_slow", exc.detail)
+                await _too_large(send, limit)
 
-    async def _refuse(self, send: Send, status: int, code: str, detail: str) -> None:
-        body = json.dumps({"error": code, "detail": detail}).encode()
-        headers: list[Any] = [
-            (b"content-type", b"application/json"),
-            (b"content-length", str(len(body)).encode()),
-            (b"connection", b"close"),
-        ]
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+
+class _BodyTooLargeError(HTTPException):
+    """Raised from ``receive`` when the bytes pass the cap: an HTTPException, so that the
+    route's body parsing lets it through and errors.py answers it (413, ``too_large``)."""
+
+    def __init__(self, limit: int) -> None:
+        # The rest of the body is not read: the connection closes after the answer.
+        detail = f"the body must be at most {limit} bytes"
+        super().__init__(413, detail, headers={"Connection": "close"})
+
+
+async def _too_large(send: Send, limit: int) -> None:
+    body = json.dumps(
+        {"error": "too_large", "detail": f"the body must be at most {limit} bytes"}
+    ).encode()
+    headers = [
+        (b"content-type", b"application/json"),
+        (b"content-length", str(len(body)).encode()),
+        (b"connection", b"close"),  # the rest of the body is not read
+    ]
+    await send({"type": "http.response.start", "status": 413, "headers": headers})
+    await send({"type": "http.response.body", "body": body})

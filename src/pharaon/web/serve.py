@@ -18,6 +18,7 @@ import gc
 import os
 import shutil
 import signal
+import sys
 import tempfile
 from types import FrameType
 
@@ -30,6 +31,10 @@ from pharaon.web.jsonlog import log_config
 
 def worker_app() -> FastAPI:
     """The application of one worker process, the process tuned for serving it."""
+    # The database's threads give up the GIL at each round trip and must get it back from the
+    # event loop's thread, which keeps it up to this interval (5 ms by default): a purchase
+    # batch's dozen round trips, its locks held meanwhile, would wait that long at each.
+    sys.setswitchinterval(0.002)
     from pharaon.web.app import create_app_from_env  # here: the supervisor stays lean
 
     app = create_app_from_env()
