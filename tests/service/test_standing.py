@@ -10,18 +10,20 @@ from sqlalchemy import Engine, update
 from pharaon.service import limits, standing
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
-from pharaon.store.engine import make_reader, make_sessionmaker
+from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Player
+from pharaon.store.transactions import Transactions
 from tests.service.helpers import funded_player
 
 
 def _look_up(engine: Engine, player_id: int, hours_later: float = 0) -> standing.Standing:
-    with make_reader(engine).connect() as connection:
-        return standing.look_up(
-            connection=connection,
-            player_id=player_id,
-            now=utcnow() + timedelta(hours=hours_later),
+    db = Transactions(engine)
+    try:
+        return db.read(
+            standing.look_up, player_id=player_id, now=utcnow() + timedelta(hours=hours_later)
         )
+    finally:
+        db.close()
 
 
 def test_a_new_player_has_a_balance_and_no_limits(engine: Engine) -> None:

@@ -8,7 +8,7 @@ from pathlib import Path
 import psycopg
 import pytest
 from sqlalchemy import Engine, text
-from sqlalchemy.exc import DataError, OperationalError, ProgrammingError
+from sqlalchemy.exc import DataError, DBAPIError, OperationalError, ProgrammingError
 from sqlalchemy.exc import TimeoutError as PoolTimeoutError
 
 from pharaon.store.faults import Fault, classify
@@ -59,22 +59,16 @@ def test_sqlite_errors(tmp_path: Path) -> None:
     database.chmod(0o444)
     read_only = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
     try:
-        read_only.execute("CREATE TABLE t (x)")
-    except sqlite3.Error as exc:
-        assert classify(_wrapped(exc)) is Fault.UNAVAILABLE  # SQLITE_READONLY
-    else:
-        raise AssertionError("a read-only database took a write")
+        with pytest.raises(sqlite3.OperationalError) as refused:
+            read_only.execute("CREATE TABLE t (x)")
     finally:
         read_only.close()
+    assert classify(_wrapped(refused.value)) is Fault.UNAVAILABLE  # SQLITE_READONLY
     syntax = _sqlite_error(tmp_path / "y.db", "SELEC 1")
     assert classify(ProgrammingError("SELEC 1", {}, syntax)) is Fault.BUG
 
 
 def test_a_real_bug_is_a_bug(engine: Engine) -> None:
-    with engine.connect() as connection:
-        try:
-            connection.execute(text("SELECT * FROM no_such_table"))
-        except Exception as exc:
-            assert classify(exc) is Fault.BUG
-        else:
-            raise AssertionError("no error")
+    with pytest.raises(DBAPIError) as failed, engine.connect() as connection:
+        connection.execute(text("SELECT * FROM no_such_table"))
+    assert classify(failed.value) is Fault.BUG

@@ -12,7 +12,7 @@ import pytest
 from sqlalchemy import Engine, insert, inspect, select, text
 from sqlalchemy import create_engine as real_create_engine
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import OperationalError, StatementError
+from sqlalchemy.exc import DBAPIError, OperationalError, StatementError
 
 from pharaon.service.clock import utcnow
 from pharaon.store import engine as engine_module
@@ -141,21 +141,28 @@ def test_a_sqlite_url_whose_folder_is_missing_is_refused_unless_made(tmp_path: P
     assert (tmp_path / "no" / "such").is_dir()
 
 
-def test_a_reader_reads_beside_a_sqlite_writer(tmp_path: Path) -> None:
-    engine = make_engine(f"sqlite:///{tmp_path / 'read.db'}")
-    upgrade(engine)
+def test_a_reader_reads_beside_a_writer(engine: Engine) -> None:
+    reader = make_reader(engine)
     try:
         with make_sessionmaker(engine)() as writer:
             writer.execute(insert(LedgerTransaction).values(kind="open", created_at=utcnow()))
             # The write transaction is still open; a reader neither waits nor sees it.
-            with make_reader(engine).connect() as reader:
-                count = reader.execute(select(LedgerTransaction.id)).all()
+            with reader.connect() as connection, connection.begin():
+                count = connection.execute(select(LedgerTransaction.id)).all()
             assert count == []
             writer.commit()
-        with make_reader(engine).connect() as reader:
-            assert len(reader.execute(select(LedgerTransaction.id)).all()) == 1
+        with reader.connect() as connection, connection.begin():
+            assert len(connection.execute(select(LedgerTransaction.id)).all()) == 1
+        # ... and only reads.
+        refused = insert(LedgerTransaction).values(kind="no", created_at=utcnow())
+        with (
+            pytest.raises(DBAPIError, match=r"read-only|readonly"),
+            reader.connect() as connection,
+            connection.begin(),
+        ):
+            connection.execute(refused)
     finally:
-        engine.dispose()
+        reader.dispose()
 
 
 def test_a_postgresql_that_never_answers_fails_the_connect_in_time() -> None:

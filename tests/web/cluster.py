@@ -51,6 +51,17 @@ class Cluster:
     def stop(self) -> None:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
+    def restart_as_standby(self) -> None:
+        """Stop, then start again in recovery, as a standby with no primary to follow: it
+        answers, but takes no writes (what a primary turned standby does)."""
+        self.stop()
+        self._run("touch", str(self.data / "standby.signal"))
+        self.start()
+
+    def promote(self) -> None:
+        """Out of recovery: it takes writes again."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-w", "promote")
+
     def url(self, database: str = "postgres") -> str:
         return f"postgresql://postgres@127.0.0.1:{self.port}/{database}"
 

@@ -54,6 +54,7 @@ class Held:
     def __call__(
         self, *, session: Session, requests: Sequence[str], now: datetime
     ) -> list[str | ServiceError]:
+        assert now.tzinfo is not None  # the batch's one time, aware UTC
         self.batches.append(list(requests))
         if len(self.batches) == 1:
             self.entered.set()
@@ -197,11 +198,15 @@ def _by_keyword_count(*, connection: Connection) -> int:
 def test_every_request_waiting_gets_the_database_away_at_once(tmp_path: Any) -> None:
     """No database: each of many reads and writes waiting together is answered 'away', not
     one after the other after a wait each."""
-    away = Database(create_engine(f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}"), readers=1, writers=1)
+    nowhere = create_engine(f"sqlite:///{tmp_path / 'nowhere' / 'x.db'}")
+    away = Database(nowhere, readers=1, writers=1)
+
+    def write(*, session: Session) -> None:
+        _mark(session, "x")
 
     async def main() -> list[Any]:
-        asks = [away.read(_by_keyword_count) for _ in range(20)]
-        asks += [away.write(lambda session: _mark(session, "x")) for _ in range(20)]
+        asks: list[Any] = [away.read(_by_keyword_count) for _ in range(20)]
+        asks += [away.write(write) for _ in range(20)]
         return await asyncio.gather(*asks, return_exceptions=True)
 
     started = time.monotonic()

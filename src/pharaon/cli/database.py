@@ -54,7 +54,11 @@ def database_for(settings: Settings, *, migrate: bool = False) -> Iterator[Trans
             upgrade(engine)
         elif not is_current(engine):
             fail("the database schema is not current: run `pharaon db upgrade` first")
-        yield Transactions(engine)
+        db = Transactions(engine)
+        try:
+            yield db
+        finally:
+            db.close()
     except DatabaseUnavailableError as exc:
         fail(f"the database is unavailable: {exc}")
     except DatabaseRefusedValueError as exc:

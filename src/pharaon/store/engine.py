@@ -1,13 +1,14 @@
 """Engines for SQLite (WAL, synchronous=FULL, one writer) and PostgreSQL (psycopg 3), and the
 two kinds of transaction the rest of the program opens on them: a write, and a read.
 
-- A *write* transaction (a plain ``Session`` or ``Connection``) begins ``BEGIN IMMEDIATE`` on
+- A *write* transaction (an engine of :func:`make_engine`) begins ``BEGIN IMMEDIATE`` on
   SQLite, so that a writer holds SQLite's one write lock from its first statement and never
   fails half-way on a busy upgrade; on PostgreSQL it is READ COMMITTED, with the rows a writer
   changes locked ``FOR UPDATE`` in one order by every writer.
-- A *read* transaction (:func:`make_reader`) sees one snapshot and writes nothing: a deferred
-  ``BEGIN`` on SQLite (in WAL, beside the writer, never after it), ``REPEATABLE READ READ
-  ONLY`` on PostgreSQL.
+- A *read* transaction (an engine of :func:`make_engine` with ``reading``: a pool of its own,
+  whose connections only read) sees one snapshot and writes nothing: a deferred ``BEGIN`` on
+  SQLite (in WAL, beside the writer, never after it), ``REPEATABLE READ READ ONLY`` on
+  PostgreSQL.
 
 SQLite has one writer at a time. A server process keeps to it by sending all its writes
 through one door (``web/database.py``); :func:`writers_at_once` says so. Other processes
@@ -27,8 +28,6 @@ SQLITE_BUSY_MS = 30_000
 # A PostgreSQL that accepts the connection but never answers would hold a connect (and the
 # thread waiting on it) for ever; the URL's own connect_timeout, if any, wins.
 POSTGRES_CONNECT_SECONDS = 5
-# An execution option: this transaction only reads (see the module's docstring).
-READ_ONLY = "pharaon_read_only"
 
 
 class DatabaseUrlError(ValueError):
@@ -74,20 +73,23 @@ def is_sqlite(url: str | URL | Engine) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
-def make_engine(url: str, *, pool_size: int = 10, create: bool = True) -> Engine:
-    """An engine for ``url``. For a SQLite file, its folder must exist unless ``create``
-    (then it is made)."""
+def make_engine(
+    url: str, *, pool_size: int = 10, create: bool = True, reading: bool = False
+) -> Engine:
+    """An engine for ``url``: for write transactions, or with ``reading`` for read ones (see
+    the module's docstring). For a SQLite file, its folder must exist unless ``create`` (then
+    it is made)."""
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
-        return _sqlite_engine(url, parsed, pool_size=pool_size, create=create)
+        return _sqlite_engine(url, parsed, pool_size=pool_size, create=create, reading=reading)
     timeout = (
         {} if "connect_timeout" in parsed.query else {"connect_timeout": POSTGRES_CONNECT_SECONDS}
     )
     # No pre-ping: it would cost a round trip per checkout. A connection found lost is
     # discarded with every other connection of the pool opened before it (SQLAlchemy's own
     # handling), and one waits for a pooled connection no longer than for a new one.
-    return create_engine(
+    engine = create_engine(
         url,
         hide_parameters=True,  # an error's text never carries a request's values (e-mails)
         connect_args=timeout,
@@ -95,15 +97,39 @@ def make_engine(url: str, *, pool_size: int = 10, create: bool = True) -> Engine
         max_overflow=pool_size,
         pool_recycle=1800,
         pool_timeout=POSTGRES_CONNECT_SECONDS,
+        **({"isolation_level": "REPEATABLE READ"} if reading else {}),
     )
+    if reading:
+        # Set once per connection (SQLAlchemy's per-transaction read-only option would set the
+        # writers' connections READ WRITE again, which a standby refuses at BEGIN).
+        event.listen(engine, "connect", _reads_only)
+    event.listen(engine, "handle_error", _standby_is_gone)
+    return engine
 
 
-def _sqlite_engine(url: str, parsed: URL, *, pool_size: int, create: bool) -> Engine:
+def _reads_only(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.read_only = True
+
+
+# A server that takes no writes any more (a primary turned standby after a failover) or is
+# shutting down: its connections are dropped like lost ones, so the next connect finds the
+# new primary (a multi-host URL's target_session_attrs=read-write, or the proxy).
+_GONE_STATES = frozenset({"25006", "57P01", "57P02", "57P03"})
+
+
+def _standby_is_gone(context: Any) -> None:
+    if getattr(context.original_exception, "sqlstate", None) in _GONE_STATES:
+        context.is_disconnect = True
+
+
+def _sqlite_engine(url: str, parsed: URL, *, pool_size: int, create: bool, reading: bool) -> Engine:
     database = parsed.database or ""
     if database in ("", ":memory:") or database.startswith("file:"):
         raise DatabaseUrlError("SQLite needs a file: sqlite:///path/to/pharaon.db")
     folder = Path(database).parent
-    if create:
+    if reading:
+        pass  # a reader makes nothing: a database not there fails at the connect
+    elif create:
         folder.mkdir(parents=True, exist_ok=True)
     elif not folder.is_dir():
         raise DatabaseUrlError(f"no folder {folder} for the SQLite database {database}")
@@ -127,14 +153,17 @@ def _sqlite_engine(url: str, parsed: URL, *, pool_size: int, create: bool) -> En
         cursor.execute("PRAGMA synchronous=FULL")
         cursor.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_MS}")
         cursor.execute("PRAGMA foreign_keys=ON")
+        if reading:
+            cursor.execute("PRAGMA query_only=ON")
         cursor.close()
+
+    # A writer takes SQLite's write lock at once; a reader takes a snapshot at its first read,
+    # beside the writer.
+    begin = "BEGIN" if reading else "BEGIN IMMEDIATE"
 
     @event.listens_for(engine, "begin")
     def _begin(connection: Any) -> None:
-        # A writer takes SQLite's write lock at once; a reader takes a snapshot at its first
-        # read, beside the writer.
-        read_only = connection.get_execution_options().get(READ_ONLY)
-        connection.exec_driver_sql("BEGIN" if read_only else "BEGIN IMMEDIATE")
+        connection.exec_driver_sql(begin)
 
     return engine
 
@@ -150,13 +179,11 @@ def make_sessionmaker(engine: Engine) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
-def make_reader(engine: Engine) -> Engine:
-    """``engine`` for read transactions: each one snapshot, nothing written through it."""
-    if is_sqlite(engine):
-        return engine.execution_options(**{READ_ONLY: True})
-    return engine.execution_options(
-        isolation_level="REPEATABLE READ", postgresql_readonly=True, **{READ_ONLY: True}
-    )
+def make_reader(engine: Engine, *, pool_size: int = 10) -> Engine:
+    """An engine for read transactions on ``engine``'s database (its own pool: dispose of it
+    too)."""
+    url = engine.url.render_as_string(hide_password=False)
+    return make_engine(url, pool_size=pool_size, reading=True)
 
 
 def check_file(engine: Engine) -> None:

@@ -44,11 +44,15 @@ T = TypeVar("T")
 class Transactions:
     """Reads and writes on ``engine``."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, *, readers: int = 10) -> None:
         self.engine = engine
         self._sessions = make_sessionmaker(engine)
-        self._reader = make_reader(engine)
+        self._reader = make_reader(engine, pool_size=readers)
         self._turn = threading.Lock() if writers_at_once(engine) == 1 else None
+
+    def close(self) -> None:
+        """Close the readers' connections (the engine's own are its owner's to close)."""
+        self._reader.dispose()
 
     def read(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
         """``fn(connection=..., **kwargs)`` in a read transaction."""

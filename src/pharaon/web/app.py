@@ -25,7 +25,7 @@ from pharaon.settings import Settings
 from pharaon.store.engine import make_engine
 from pharaon.store.faults import DatabaseUnavailableError
 from pharaon.web import errors, observe
-from pharaon.web.database import Database
+from pharaon.web.database import WRITE_TOGETHER, Database
 from pharaon.web.guards import BodyLimit, SecurityHeaders
 from pharaon.web.routers import (
     audit,
@@ -43,8 +43,6 @@ from pharaon.web.routers import (
 from pharaon.web.schemas import ERROR_RESPONSES
 
 API_PREFIX = "/api/v1"
-# The writes served together (purchases, reveals): a thread and a connection each.
-TOGETHER = 2
 STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
 # How often the server looks whether the day's checkpoint of the audit chain is due.
 CHECKPOINT_LOOK_SECONDS = 3600
@@ -67,7 +65,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     """The application over ``engine`` (made from ``settings.database_url`` if not given)."""
     settings = settings or Settings()
     own_engine = engine is None
-    connections = settings.readers + settings.writers + TOGETHER
+    connections = settings.writers + WRITE_TOGETHER  # the readers have a pool of their own
     engine = engine or make_engine(settings.database_url, pool_size=connections)
     db = Database(engine, readers=settings.readers, writers=settings.writers)
 

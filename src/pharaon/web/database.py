@@ -57,6 +57,10 @@ from pharaon.store.faults import DatabaseRefusedValueError, DatabaseUnavailableE
 from pharaon.store.transactions import Transactions
 
 MAX_BATCH = 64
+# The functions read together (the sessions' look-up) and written together (purchases,
+# reveals): a thread and a connection each.
+READ_TOGETHER = 1
+WRITE_TOGETHER = 2
 _log = logging.getLogger(__name__)
 
 T = TypeVar("T")
@@ -91,7 +95,8 @@ class Database:
 
     def __init__(self, engine: Engine, *, readers: int, writers: int) -> None:
         self.engine = engine
-        self.transactions = Transactions(engine)
+        # The readers' pool: a connection for each reader, and for the reads done together.
+        self.transactions = Transactions(engine, readers=readers + READ_TOGETHER)
         self._reads: _Door[Callable[..., Any], Any] = _Door(
             "reads", self.transactions.read_each, threads=readers
         )
@@ -149,6 +154,7 @@ class Database:
             self._together = {}
         for door in doors:
             door.close()
+        self.transactions.close()
 
     def _door(
         self,
