@@ -17,6 +17,10 @@ also reports its own CPU per request.
 
     .venv/bin/python benchmarks/bench_purchases.py [--seconds 10] [--rounds 3] [--warm-up 5]
         [--workers 2] [--only all|postgres|sqlite] [--units 200000] [--page auto|jouer]
+        [--runs 8]
+
+``--runs K`` loads each block's sale order in K runs that concurrent sales take from side by
+side (``--runs 1``: one run, every sale of a price waits on the one before).
 
 With ``--page MODE`` the buyers play as the web page does: each purchase (in that mode) is
 followed, in ``jouer``, by the four requests that uncover its grids, then by ``GET /api/v1/me``
@@ -50,6 +54,7 @@ from pharaon.pool.generate import generate_block
 from pharaon.service import loading
 from pharaon.service.clock import utcnow
 from pharaon.service.sales_report import sales_report
+from pharaon.settings import Settings
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
 
@@ -77,6 +82,7 @@ class Run:
     workers: int
     units: int
     page: str | None  # None, or the mode the page plays in
+    runs: int  # each block's sale runs
 
     @property
     def what(self) -> str:
@@ -91,9 +97,9 @@ def _libpq(url: str) -> str:
     return make_url(url).set(drivername="postgresql").render_as_string(hide_password=False)
 
 
-def _prepare(url: str, units: int) -> None:
+def _prepare(url: str, units: int, sale_runs: int) -> None:
     """Migrate and load one block per price: the regulation's own at 1,000,000 units, else a
-    test design of ``units``."""
+    test design of ``units``, its sale order in ``sale_runs`` runs."""
     design = None if units == REAL_BLOCK else test_design(units)
     engine = make_engine(url)
     upgrade(engine)
@@ -101,7 +107,12 @@ def _prepare(url: str, units: int) -> None:
         block = generate_block(price, design=design, block_number=1)
         with make_sessionmaker(engine).begin() as session:
             loading.load_block(
-                session=session, block=block, allow_test=True, actor="bench", now=utcnow()
+                session=session,
+                block=block,
+                allow_test=True,
+                actor="bench",
+                now=utcnow(),
+                sale_runs=sale_runs,
             )
     engine.dispose()
 
@@ -334,10 +345,11 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
     setting = commit[0] if commit else "?"
     print(
         f"PostgreSQL synchronous_commit = {setting}; {CLIENTS} clients, "
-        f"{run.workers} workers; {run.rounds} rounds of {run.seconds:.0f} s of HTTP {run.what} "
+        f"{run.workers} workers, {run.runs} sale runs per block; {run.rounds} rounds of "
+        f"{run.seconds:.0f} s of HTTP {run.what} "
         f"then {run.seconds:.0f} s of pgbench tpcb-like -c {CLIENTS}"
     )
-    _prepare(pg_url, run.units)
+    _prepare(pg_url, run.units, run.runs)
     ratios: list[float] = []
     p99s: list[float] = []
     with _pgbench_database() as pgbench, _serving(pg_url, tmp / "pg.log", run) as server:
@@ -381,10 +393,13 @@ def _warm_up(server: LiveServer, tokens: list[str], run: Run) -> None:
 
 def _sqlite(tmp: Path, run: Run) -> None:
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
-    _prepare(sqlite_url, run.units)
+    _prepare(sqlite_url, run.units, run.runs)
     rates: list[float] = []
     p99s: list[float] = []
-    print(f"SQLite: {run.workers} workers; {run.rounds} windows of {run.seconds:.0f} s")
+    print(
+        f"SQLite: {run.workers} workers, {run.runs} sale runs per block; "
+        f"{run.rounds} windows of {run.seconds:.0f} s"
+    )
     with _serving(sqlite_url, tmp / "sqlite.log", run) as server:
         tokens = asyncio.run(_players(server.url))
         _warm_up(server, tokens, run)
@@ -453,11 +468,16 @@ def main() -> None:
         help=f"units per block (test design); {REAL_BLOCK:,} loads the regulation's blocks",
     )
     parser.add_argument("--page", choices=PAGE_MODES, help="play as the page does, in this mode")
+    parser.add_argument(
+        "--runs", type=int, default=Settings().sale_runs, help="sale runs per block (1 or more)"
+    )
     args = parser.parse_args()
     if args.rounds < 1:
         parser.error("--rounds must be at least 1")
     if args.units < 1_000 or args.units > REAL_BLOCK:
         parser.error(f"--units must be between 1,000 and {REAL_BLOCK:,}")
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
     run = Run(
         seconds=args.seconds,
         rounds=args.rounds,
@@ -465,6 +485,7 @@ def main() -> None:
         workers=args.workers,
         units=args.units,
         page=args.page,
+        runs=args.runs,
     )
     tmp = Path(tempfile.mkdtemp(prefix="pharaon-bench-"))
     name = f"pharaon_bench_{secrets.token_hex(4)}"

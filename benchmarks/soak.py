@@ -25,6 +25,7 @@ import psycopg
 from sqlalchemy.engine import make_url
 
 from pharaon.service.audit import run_audit
+from pharaon.settings import Settings
 from pharaon.store.engine import make_engine, make_sessionmaker
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -109,7 +110,7 @@ def soak(minutes: int, workers: int, units: int) -> bool:
         conn.execute(f'CREATE DATABASE "{name}"')
     url = make_url(POSTGRES).set(database=name).render_as_string(hide_password=False)
     try:
-        _prepare(url, units)
+        _prepare(url, units, Settings().sale_runs)
         with tempfile.TemporaryDirectory() as tmp:
             server = LiveServer(url, Path(tmp) / "soak.log", workers=workers)
             server.start()

@@ -29,6 +29,7 @@ from pharaon.service.clock import utcnow
 from pharaon.settings import Settings
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
+from pharaon.store.transactions import Transactions
 from pharaon.web.app import create_app
 
 with warnings.catch_warnings():
@@ -86,6 +87,15 @@ def engine(database_url: str) -> Iterator[Engine]:
     upgrade(engine)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture
+def db(engine: Engine) -> Iterator[Transactions]:
+    """The two kinds of transaction on ``engine`` (store/transactions.py), as the commands use
+    them."""
+    transactions = Transactions(engine)
+    yield transactions
+    transactions.close()
 
 
 @pytest.fixture

@@ -12,9 +12,9 @@ from pharaon.store.tables import (
     SALES_ACCOUNT,
     Account,
     AuditHead,
-    Block,
     LedgerEntry,
     PlayRow,
+    SaleRun,
     UnitRow,
 )
 from tests.conftest import BlockLoader, Player
@@ -59,7 +59,11 @@ def test_an_unbalanced_ledger(engine: Engine) -> None:
 @pytest.mark.usefixtures("traffic")
 def test_a_unit_sold_without_its_play(engine: Engine) -> None:
     with engine.begin() as conn:
-        conn.execute(update(Block).where(Block.id == 1).values(next_serial=Block.next_serial + 1))
+        conn.execute(
+            update(SaleRun)
+            .where(SaleRun.block_id == 1, SaleRun.run == 0)
+            .values(next_serial=SaleRun.next_serial + 1)
+        )
     [failure] = _failures(engine)
     assert failure.startswith("one play per sold unit: block 1")
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pyotp
 import pytest
-from sqlalchemy import Engine, select
+from sqlalchemy import select
 
 from pharaon.service import logins, operators, passwords, sealing, sessions
 from pharaon.service.clock import utcnow
@@ -31,11 +31,6 @@ PASSWORD = "a long admin password"
 # A fixed key: these tests check the log-in, tests/service/test_sealing.py the key file.
 SEALER = sealing.Sealer(bytes(range(32)), Path("test-totp.key"))
 THROTTLE = logins.Throttle(per_account=3, per_address=20, lockout=timedelta(minutes=15))
-
-
-@pytest.fixture
-def db(engine: Engine) -> Transactions:
-    return Transactions(engine)
 
 
 def _add(db: Transactions, email: str, role: str, now: datetime) -> operators.NewOperator:

@@ -39,9 +39,10 @@ def test_the_key_file_is_made_once_owner_only(tmp_path: Path) -> None:
         sealing.load(tmp_path / "keys")
 
 
-def test_a_sealed_secret_opens_with_its_key_file_only(engine: Engine, tmp_path: Path) -> None:
+def test_a_sealed_secret_opens_with_its_key_file_only(
+    engine: Engine, db: Transactions, tmp_path: Path
+) -> None:
     sealer = sealing.load(tmp_path / "right", create=True)
-    db = Transactions(engine)
     now = utcnow()
     created = db.write(
         operators.add,

@@ -64,6 +64,7 @@ from pharaon.store.tables import (
     IdempotencyKey,
     LedgerTransaction,
     PlayRow,
+    SaleRun,
     UnitRow,
 )
 from pharaon.store.tables import Player as PlayerRow
@@ -198,7 +199,10 @@ def _footprint(engine: Engine) -> tuple[Any, ...]:
         )
         rows = (
             select(Account.id, Account.balance_cents).order_by(Account.id),
-            select(Block.id, Block.next_serial, Block.state).order_by(Block.id),
+            select(Block.id, Block.state).order_by(Block.id),
+            select(SaleRun.block_id, SaleRun.run, SaleRun.next_serial).order_by(
+                SaleRun.block_id, SaleRun.run
+            ),
             select(
                 DepositLimit.player_id,
                 DepositLimit.period,

@@ -28,8 +28,9 @@ from tests.web.live import LiveServer
 BIRTH = "1990-05-17"
 
 
-def test_log_ins_are_throttled_per_address_across_accounts(engine: Engine) -> None:
-    db = Transactions(engine)
+def test_log_ins_are_throttled_per_address_across_accounts(
+    engine: Engine, db: Transactions
+) -> None:
     now = utcnow()
     funded_player(make_sessionmaker(engine), "real", 0)
     throttle = logins.Throttle(per_account=5, per_address=10, lockout=timedelta(minutes=15))

@@ -18,6 +18,7 @@ import pytest
 from sqlalchemy import Engine, select
 
 from pharaon.service.audit import run_audit
+from pharaon.service.blocks import sold_units
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block
 from tests.conftest import BlockLoader
@@ -85,7 +86,7 @@ def _buy(
 def _check_books(engine: Engine, base: str, buyers: list[Buyer]) -> None:
     with make_sessionmaker(engine)() as session:
         report = run_audit(connection=session.connection())
-        sold = {b.id: b.next_serial - 1 for b in session.execute(select(Block)).scalars()}
+        sold = sold_units(session.connection())
     assert report.ok, report.failures
     seen: dict[int, set[int]] = {}
     for buyer in buyers:

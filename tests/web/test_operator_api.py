@@ -30,15 +30,19 @@ PASSWORD = "a long operator password"
 
 def _operator(engine: Engine, settings: Settings, email: str, role: str) -> str:
     """Add an operator as ``pharaon operators add`` does; its TOTP secret."""
-    created = Transactions(engine).write(
-        operators.add,
-        email=operators.check_new(email=email, password=PASSWORD, role=role),
-        password_hash=passwords.hash_password(PASSWORD),
-        role=role,
-        actor="test",
-        now=utcnow(),
-        sealer=sealing.load(settings.keys_dir, create=True),
-    )
+    db = Transactions(engine)
+    try:
+        created = db.write(
+            operators.add,
+            email=operators.check_new(email=email, password=PASSWORD, role=role),
+            password_hash=passwords.hash_password(PASSWORD),
+            role=role,
+            actor="test",
+            now=utcnow(),
+            sealer=sealing.load(settings.keys_dir, create=True),
+        )
+    finally:
+        db.close()
     return created.totp_secret
 
 

@@ -64,6 +64,7 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
                 actor=actor,
                 now=utcnow(),
                 progress=progress,
+                sale_runs=settings.sale_runs,
             )
         except ServiceError as exc:
             fail(exc.detail)
@@ -199,6 +200,7 @@ def _load_first_blocks(*, session: Session, settings: Settings) -> None:
                 actor="operator:first-start",
                 now=utcnow(),
                 progress=shown,
+                sale_runs=settings.sale_runs,
             )
 
 

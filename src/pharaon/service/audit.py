@@ -41,6 +41,7 @@ from pharaon.store.tables import (
     LedgerEntry,
     LedgerTransaction,
     PlayRow,
+    SaleRun,
     UnitRow,
 )
 from pharaon.store.types import UTCDateTime
@@ -226,19 +227,38 @@ def _check_units(connection: Connection) -> list[tuple[str, bool, str]]:
     units_per_block = _counts(
         connection, select(UnitRow.block_id, func.count()).group_by(UnitRow.block_id)
     )
+    # A play's unit is sold: its serial lies in the sold part of one of its block's runs.
+    in_a_run = (
+        select(SaleRun.run)
+        .where(
+            SaleRun.block_id == PlayRow.block_id,
+            SaleRun.first_serial <= PlayRow.serial,
+            PlayRow.serial < SaleRun.next_serial,
+        )
+        .exists()
+    )
     beyond = _counts(
         connection,
-        select(PlayRow.block_id, func.count())
-        .join(Block, Block.id == PlayRow.block_id)
-        .where(PlayRow.serial >= Block.next_serial)
-        .group_by(PlayRow.block_id),
+        select(PlayRow.block_id, func.count()).where(~in_a_run).group_by(PlayRow.block_id),
     )
+    runs = {
+        int(block_id): (int(sold), int(covered), int(first), int(last))
+        for block_id, sold, covered, first, last in connection.execute(
+            select(
+                SaleRun.block_id,
+                func.sum(SaleRun.next_serial - SaleRun.first_serial),
+                func.sum(SaleRun.last_serial - SaleRun.first_serial + 1),
+                func.min(SaleRun.first_serial),
+                func.max(SaleRun.last_serial),
+            ).group_by(SaleRun.block_id)
+        )
+    }
     problems: list[str] = []
     size_problems: list[str] = []
-    for block_id, size, next_serial in connection.execute(
-        select(Block.id, Block.block_size, Block.next_serial).order_by(Block.id)
-    ):
-        sold = next_serial - 1
+    for block_id, size in connection.execute(select(Block.id, Block.block_size).order_by(Block.id)):
+        sold, covered, first, last = runs.get(block_id, (0, 0, 0, 0))
+        if (covered, first, last) != (size, 1, size):  # the runs cut 1..size, each once
+            size_problems.append(f"block {block_id}: its runs cover {covered} of {size} units")
         plays = plays_per_block.get(block_id, 0)
         if plays != sold or beyond.get(block_id, 0):
             problems.append(

@@ -10,9 +10,10 @@ neither commits nor rolls back: the caller owns the unit of work.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
@@ -20,7 +21,7 @@ from sqlalchemy.orm import Session
 from pharaon.game.rules import rules
 from pharaon.service import audit
 from pharaon.service.errors import ConflictError, InvalidError, NotFoundError
-from pharaon.store.tables import UNFINISHED_JOUER, Block, BlockPrize, PlayRow
+from pharaon.store.tables import UNFINISHED_JOUER, Block, BlockPrize, PlayRow, SaleRun
 
 Progress = Callable[[str, int, int], None]
 
@@ -103,6 +104,15 @@ def published_blocks(*, connection: Connection) -> list[PublishedBlock]:
     return out
 
 
+def sold_units(connection: Connection, block_ids: Iterable[int] | None = None) -> dict[int, int]:
+    """Units sold by block (every block, or those of ``block_ids``): what its runs have sold
+    (:mod:`pharaon.service.runs`)."""
+    query: Any = select(SaleRun.block_id, func.sum(SaleRun.next_serial - SaleRun.first_serial))
+    if block_ids is not None:
+        query = query.where(SaleRun.block_id.in_(list(block_ids)))
+    return {int(b): int(n) for b, n in connection.execute(query.group_by(SaleRun.block_id))}
+
+
 def open_next(session: Session, *, price_cents: int) -> int | None:
     """Open the next loaded block at ``price_cents`` if none is open; its id, or None."""
     open_id = session.execute(
@@ -159,6 +169,7 @@ def list_blocks(*, connection: Connection) -> list[BlockSummary]:
     transaction, which sees them in one snapshot)."""
     blocks = connection.execute(select(Block).order_by(Block.id)).all()
     remaining = _remaining(connection, [b.id for b in blocks])
+    sold = sold_units(connection)
     return [
         BlockSummary(
             block_id=b.id,
@@ -169,7 +180,7 @@ def list_blocks(*, connection: Connection) -> list[BlockSummary]:
             block_size=b.block_size,
             is_test=b.is_test,
             state=b.state,
-            sold=b.next_serial - 1,
+            sold=sold.get(b.id, 0),
             remaining_lots=tuple(remaining[b.id]),
             deactivation_reason=b.deactivation_reason,
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import Connection, func, select
 
+from pharaon.service.blocks import sold_units
 from pharaon.store.tables import UNFINISHED_JOUER, Block, PlayRow
 
 
@@ -30,13 +31,19 @@ def pending_reveals(*, connection: Connection) -> int:
 def pool_use(*, connection: Connection) -> list[PoolUse]:
     """The open blocks (at most one per price), by price."""
     rows = connection.execute(
-        select(Block.price_cents, Block.id, Block.block_size, Block.next_serial)
+        select(Block.price_cents, Block.id, Block.block_size)
         .where(Block.state == "open")
         .order_by(Block.price_cents)
-    )
+    ).all()
+    sold = sold_units(connection, [block_id for _, block_id, _ in rows])
     return [
-        PoolUse(price_cents=price, block_id=block_id, sold=served - 1, remaining=size - served + 1)
-        for price, block_id, size, served in rows
+        PoolUse(
+            price_cents=price,
+            block_id=block_id,
+            sold=sold.get(block_id, 0),
+            remaining=size - sold.get(block_id, 0),
+        )
+        for price, block_id, size in rows
     ]
 
 

@@ -19,7 +19,7 @@ from pharaon.game.rules import rules
 from pharaon.pool.blockfile import Block as BlockData
 from pharaon.pool.blockfile import BlockFileError, read_block
 from pharaon.pool.verify import verify_block
-from pharaon.service import audit, checkpoints, trees
+from pharaon.service import audit, checkpoints, runs, trees
 from pharaon.service.blocks import Progress, open_next
 from pharaon.service.errors import BlockRefusedError
 from pharaon.store.dialect import copy_rows, once_per_deployment
@@ -71,10 +71,12 @@ def load_block(
     actor: str,
     now: datetime,
     progress: Progress | None = None,
+    sale_runs: int = 1,
 ) -> int:
-    """Verify ``block`` and store it with its units, in the caller's transaction; returns its
-    id. Refuses a test block unless ``allow_test``, a block that fails verification, and one
-    already loaded."""
+    """Verify ``block`` and store it with its units, in the caller's transaction, its sale
+    order cut into ``sale_runs`` runs (:mod:`pharaon.service.runs`); returns its id. Refuses a
+    test block unless ``allow_test``, a block that fails verification, and one already
+    loaded."""
     m = block.manifest
     if m.test and not allow_test:
         raise BlockRefusedError(
@@ -103,7 +105,6 @@ def load_block(
             merkle_root=m.merkle_root,
             manifest_json=json.dumps(m.as_json(), sort_keys=True),
             state="loaded",
-            next_serial=1,
             loaded_at=now,
         )
         .returning(Block.id)
@@ -114,6 +115,7 @@ def load_block(
         ("block_id", "serial", "cells", "lot_cents"),
         _unit_rows(int(block_id), block, progress),
     )
+    runs.lay_out(session, block_id=int(block_id), block_size=m.block_size, runs=sale_runs)
     if progress is not None:
         progress("Merkle tree", 0, 1)
     root = trees.store_tree(
@@ -161,8 +163,9 @@ def load_block_file(
     actor: str,
     now: datetime,
     progress: Progress | None = None,
+    sale_runs: int = 1,
 ) -> int:
-    """Read, verify and load the block file at ``path``."""
+    """Read, verify and load the block file at ``path`` (see :func:`load_block`)."""
     try:
         block = read_block(path)
     except BlockFileError as exc:
@@ -174,6 +177,7 @@ def load_block_file(
         actor=actor,
         now=now,
         progress=progress,
+        sale_runs=sale_runs,
     )
 
 

@@ -10,11 +10,12 @@ together are sold together by the writer (``web/database.py``), so the rows ever
 touches (the block, the operator accounts, the audit head) are locked, and the transaction
 committed, once per batch: group commit.
 
-Units are taken from the open block at each price by reading its ``next_serial`` with the row
-locked (``FOR UPDATE`` on PostgreSQL; SQLite's write lock is held from ``BEGIN IMMEDIATE``) and
-moving it past the units taken, so serials are sold in order, none twice and none skipped.
-Every writer locks rows in the same order (idempotency keys, players' accounts by id, blocks
-by price, operator accounts by id, the audit head), so concurrent purchases never deadlock.
+Units are taken from the open block at each price, from one of its runs of serials
+(:mod:`pharaon.service.runs`): its ``next_serial`` read with the row locked (``FOR UPDATE`` on
+PostgreSQL; SQLite's write lock is held from ``BEGIN IMMEDIATE``) and moved past the units
+taken, so within a run serials are sold in order, none twice and none skipped. Every writer
+locks rows in the same order (idempotency keys, players' accounts by id, runs by price,
+operator accounts by id, the audit head), so concurrent purchases do not deadlock.
 
 An order that is refused (short balance, sold out, self-excluded, over its loss limit, a
 conflicting key) has its key given back and its stake refunded in the same transaction, and
@@ -39,12 +40,11 @@ from sqlalchemy import (
     case,
     insert,
     select,
-    update,
 )
 from sqlalchemy.orm import Session
 
 from pharaon.game.modes import Mode
-from pharaon.service import audit, blocks, idempotency, ledger, limits
+from pharaon.service import audit, idempotency, ledger, limits, runs
 from pharaon.service.errors import ServiceError
 from pharaon.service.orders import (
     Order,
@@ -63,7 +63,6 @@ from pharaon.store.tables import (
     PRIZES_ACCOUNT,
     SALES_ACCOUNT,
     Account,
-    Block,
     DepositLimit,
     Player,
     PlayRow,
@@ -101,16 +100,6 @@ def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
 # The buyers' accounts, locked in id order (before any block), with what decides whether each
 # may buy: the balance, a self-exclusion, the loss limit and the week's net loss.
 _BUYERS = PerDialect(_buyers_sql)
-_OPEN_BLOCK = (
-    select(Block.id, Block.next_serial, Block.block_size)
-    .where(Block.price_cents == bindparam("price"), Block.state == "open")
-    .with_for_update()
-)
-_ADVANCE = (
-    update(Block)
-    .where(Block.id == bindparam("block"))
-    .values(next_serial=bindparam("next"), state=bindparam("new_state"))
-)
 _UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
     UnitRow.block_id == bindparam("block"),
     UnitRow.serial.between(bindparam("first"), bindparam("last")),
@@ -280,7 +269,7 @@ def _sell(
         refusal = _refusal(w.order, buyers[w.order.player_id], now)
         if refusal is not None:
             refused[w.index] = refusal
-    taken = _take_units(session, connection, [w for w in wanted if w.index not in refused])
+    taken = _take_units(session, [w for w in wanted if w.index not in refused])
     for w in wanted:
         if w.index not in refused and w.index not in taken:
             refused[w.index] = sold_out(w.order)
@@ -325,46 +314,27 @@ def _sell(
     return sales
 
 
-def _take_units(
-    session: Session, connection: Connection, paid: list[_Wanted]
-) -> dict[int, tuple[int, int]]:
-    """The next unsold units of the open blocks, one per order, in order; (block id,
+def _take_units(session: Session, paid: list[_Wanted]) -> dict[int, tuple[int, int]]:
+    """The next unsold units at each order's price, one per order (:mod:`runs`); (block id,
     serial) by order index. An order missing from the answer found its price sold out."""
     taken: dict[int, tuple[int, int]] = {}
-    for price in sorted({w.order.stake_cents for w in paid}):  # blocks in price order
+    for price in sorted({w.order.stake_cents for w in paid}):  # runs locked in price order
         needed = [w for w in paid if w.order.stake_cents == price]
-        tried_to_open = False
-        while needed:
-            row = connection.execute(_OPEN_BLOCK, {"price": price}).first()
-            if row is None:
-                if tried_to_open:
-                    break
-                # Sold out: open the next block. If a concurrent buyer opened it first,
-                # open_next waited for its commit, so the next look finds it either way.
-                blocks.open_next(session, price_cents=price)
-                tried_to_open = True
-                continue
-            tried_to_open = False
-            block_id, next_serial, size = int(row[0]), int(row[1]), int(row[2])
-            count = max(0, min(len(needed), size + 1 - next_serial))
-            end = next_serial + count
-            connection.execute(
-                _ADVANCE,
-                {"block": block_id, "next": end, "new_state": "sold_out" if end > size else "open"},
-            )
-            for w, serial in zip(needed[:count], range(next_serial, end), strict=True):
-                taken[w.index] = (block_id, serial)
-            needed = needed[count:]
+        units = runs.take(session, price_cents=price, count=len(needed))
+        taken.update((w.index, unit) for w, unit in zip(needed, units, strict=False))
     return taken
 
 
 def _ranges(units: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
-    """(block id, first serial, last serial) covering ``units`` (block id, serial)."""
-    spans: dict[int, tuple[int, int]] = {}
-    for block_id, serial in units:
-        low, high = spans.get(block_id, (serial, serial))
-        spans[block_id] = (min(low, serial), max(high, serial))
-    return [(block_id, low, high) for block_id, (low, high) in sorted(spans.items())]
+    """(block id, first serial, last serial) of each stretch of consecutive serials of
+    ``units`` (block id, serial): one read each (a batch's units lie in a run or a few)."""
+    stretches: list[tuple[int, int, int]] = []
+    for block_id, serial in sorted(set(units)):
+        if stretches and stretches[-1][0] == block_id and stretches[-1][2] == serial - 1:
+            stretches[-1] = (block_id, stretches[-1][1], serial)
+        else:
+            stretches.append((block_id, serial, serial))
+    return stretches
 
 
 def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]:

@@ -170,7 +170,6 @@ class Block(Base):
         CheckConstraint(
             "state IN ('loaded', 'open', 'sold_out', 'deactivated')", name="known_state"
         ),
-        CheckConstraint("next_serial BETWEEN 1 AND block_size + 1", name="serial_in_block"),
         # At most one block on sale per price.
         Index(
             "uq_blocks_open_price",
@@ -192,10 +191,27 @@ class Block(Base):
     merkle_root: Mapped[str] = mapped_column(String(128))
     manifest_json: Mapped[str] = mapped_column(Text)
     state: Mapped[str] = mapped_column(String(12))
-    next_serial: Mapped[int] = mapped_column(Integer)  # units 1 .. next_serial - 1 are sold
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime)
     deactivated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     deactivation_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+
+
+class SaleRun(Base):
+    """A run of a block's sale order, ``first_serial`` to ``last_serial``, sold in order: the
+    units before ``next_serial`` are sold (service/runs.py)."""
+
+    __tablename__ = "sale_runs"
+    __table_args__ = (
+        CheckConstraint(
+            "next_serial BETWEEN first_serial AND last_serial + 1", name="serial_in_run"
+        ),
+    )
+
+    block_id: Mapped[int] = mapped_column(ForeignKey("blocks.id"), primary_key=True)
+    run: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    first_serial: Mapped[int] = mapped_column(Integer)
+    last_serial: Mapped[int] = mapped_column(Integer)
+    next_serial: Mapped[int] = mapped_column(Integer)
 
 
 class BlockPrize(Base):

@@ -65,9 +65,15 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     """The application over ``engine`` (made from ``settings.database_url`` if not given)."""
     settings = settings or Settings()
     own_engine = engine is None
-    connections = settings.writers + WRITE_TOGETHER  # the readers have a pool of their own
+    # The writers' pool (the readers have one of their own).
+    connections = settings.writers + WRITE_TOGETHER * settings.batches_at_once
     engine = engine or make_engine(settings.database_url, pool_size=connections)
-    db = Database(engine, readers=settings.readers, writers=settings.writers)
+    db = Database(
+        engine,
+        readers=settings.readers,
+        writers=settings.writers,
+        batches_at_once=settings.batches_at_once,
+    )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

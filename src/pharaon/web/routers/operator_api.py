@@ -237,6 +237,7 @@ async def load_block(
             allow_test=settings.allow_test_blocks,
             actor=current.actor,
             now=utcnow(),
+            sale_runs=settings.sale_runs,
         )
     return LoadedOut(block_id=block_id)
 

@@ -66,16 +66,12 @@ def upgrade() -> None:
         sa.Column("merkle_root", sa.String(length=128), nullable=False),
         sa.Column("manifest_json", sa.Text(), nullable=False),
         sa.Column("state", sa.String(length=12), nullable=False),
-        sa.Column("next_serial", sa.Integer(), nullable=False),
         sa.Column("loaded_at", UTCDateTime(), nullable=False),
         sa.Column("deactivated_at", UTCDateTime(), nullable=True),
         sa.Column("deactivation_reason", sa.Text(), nullable=True),
         sa.CheckConstraint(
             "state IN ('loaded', 'open', 'sold_out', 'deactivated')",
             name=op.f("ck_blocks_known_state"),
-        ),
-        sa.CheckConstraint(
-            "next_serial BETWEEN 1 AND block_size + 1", name=op.f("ck_blocks_serial_in_block")
         ),
         sa.PrimaryKeyConstraint("id", name=op.f("pk_blocks")),
         sa.UniqueConstraint("game", "emission", "price_cents", "block_number", name="uq_blocks_id"),
@@ -153,6 +149,22 @@ def upgrade() -> None:
             ["block_id"], ["blocks.id"], name=op.f("fk_block_prizes_block_id_blocks")
         ),
         sa.PrimaryKeyConstraint("block_id", "lot_cents", name=op.f("pk_block_prizes")),
+    )
+    op.create_table(
+        "sale_runs",
+        sa.Column("block_id", sa.Integer(), nullable=False),
+        sa.Column("run", sa.SmallInteger(), nullable=False),
+        sa.Column("first_serial", sa.Integer(), nullable=False),
+        sa.Column("last_serial", sa.Integer(), nullable=False),
+        sa.Column("next_serial", sa.Integer(), nullable=False),
+        sa.CheckConstraint(
+            "next_serial BETWEEN first_serial AND last_serial + 1",
+            name=op.f("ck_sale_runs_serial_in_run"),
+        ),
+        sa.ForeignKeyConstraint(
+            ["block_id"], ["blocks.id"], name=op.f("fk_sale_runs_block_id_blocks")
+        ),
+        sa.PrimaryKeyConstraint("block_id", "run", name=op.f("pk_sale_runs")),
     )
     op.create_table(
         "deposit_limits",
@@ -377,6 +389,7 @@ def downgrade() -> None:
     op.drop_index("ix_deposits_player_time", table_name="deposits")
     op.drop_table("deposits")
     op.drop_table("deposit_limits")
+    op.drop_table("sale_runs")
     op.drop_table("block_prizes")
     op.drop_table("accounts")
     op.drop_table("players")
