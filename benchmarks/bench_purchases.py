@@ -20,7 +20,9 @@ also reports its own CPU per request.
         [--runs 8]
 
 ``--runs K`` loads each block's sale order in K runs that concurrent sales take from side by
-side (``--runs 1``: one run, every sale of a price waits on the one before).
+side (``--runs 1``: one run, every sale of a price waits on the one before). ``--only runs``
+(also part of ``all``): all purchases at one price, 64 clients, K = 1 against K = 8 (or the
+``--runs`` given), two databases served side by side, their windows alternated.
 
 With ``--page MODE`` the buyers play as the web page does: each purchase (in that mode) is
 followed, in ``jouer``, by the four requests that uncover its grids, then by ``GET /api/v1/me``
@@ -41,7 +43,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -66,6 +68,7 @@ from loadgen import PAGE_MODES, LoadResult  # noqa: E402  (next to this script, 
 
 POSTGRES = os.environ.get("PHARAON_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test")
 CLIENTS = 32
+RUNS_CLIENTS = 64  # the one-price comparison of sale runs
 UNITS = 200_000  # per price by default, enough for the run; a real block has 1,000,000
 REAL_BLOCK = 1_000_000
 LOADGEN = Path(__file__).with_name("loadgen.py")
@@ -134,10 +137,10 @@ async def _player(http: httpx.AsyncClient, n: int) -> str:
     return token
 
 
-async def _players(base: str) -> list[str]:
+async def _players(base: str, count: int = CLIENTS) -> list[str]:
     # All at once: argon2 is slow on purpose, and the server has several workers.
     async with httpx.AsyncClient(base_url=base, timeout=60) as http:
-        return list(await asyncio.gather(*(_player(http, n) for n in range(CLIENTS))))
+        return list(await asyncio.gather(*(_player(http, n) for n in range(count))))
 
 
 def _cpu_ticks(pids: list[int], *, reaped: bool = False) -> int:
@@ -383,6 +386,59 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
     )  # fmt: skip
 
 
+def _runs_compared(name: str, tmp: Path, run: Run) -> None:
+    """One price only (every purchase at 1 €), RUNS_CLIENTS clients: the block's sale order in
+    one run (each sale waits on the one before for the run's row) against ``run.runs`` runs
+    (taken with SKIP LOCKED), on two databases served side by side, windows alternated."""
+    counts = sorted({1, run.runs if run.runs > 1 else 8})
+    print(
+        f"PostgreSQL, one price, {RUNS_CLIENTS} clients: sale runs per block "
+        f"{' against '.join(map(str, counts))}; {run.rounds} rounds of {run.seconds:.0f} s each"
+    )
+    urls: dict[int, str] = {}
+    with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
+        for k in counts:
+            conn.execute(f'CREATE DATABASE "{name}_k{k}"')
+            urls[k] = (
+                make_url(POSTGRES)
+                .set(database=f"{name}_k{k}")
+                .render_as_string(hide_password=False)
+            )
+    rates: dict[int, list[float]] = {k: [] for k in counts}
+    p99s: dict[int, list[float]] = {k: [] for k in counts}
+    try:
+        for k, url in urls.items():
+            _prepare(url, run.units, k)
+        with ExitStack() as stack:
+            servers = {
+                k: stack.enter_context(_serving(url, tmp / f"k{k}.log", run))
+                for k, url in urls.items()
+            }
+            tokens = {k: asyncio.run(_players(s.url, RUNS_CLIENTS)) for k, s in servers.items()}
+            for k, server in servers.items():
+                _warm_up(server, tokens[k], run)
+            for round_ in range(1, run.rounds + 1):
+                print(f"round {round_}:")
+                for k, server in servers.items():
+                    _quiesce()
+                    result, cpu = _load(server, tokens[k], run.seconds, None)
+                    _report(f"K = {k} sale runs:", result, cpu)
+                    rates[k].append(result.rate)
+                    p99s[k].append(result.p99_ms)
+    finally:
+        with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
+            for k in counts:
+                conn.execute(f'DROP DATABASE IF EXISTS "{name}_k{k}" WITH (FORCE)')
+    for k in counts:
+        print(
+            f"K = {k}: {statistics.median(rates[k]):8.1f} purchases/s, p99 "
+            f"{statistics.median(p99s[k]):6.1f} ms (medians of {run.rounds} rounds)"
+        )
+    low, high = counts[0], counts[-1]
+    ratio = statistics.median(rates[high]) / statistics.median(rates[low])
+    print(f"one price, K = {high} / K = {low}: {ratio:.2f}x")
+
+
 def _warm_up(server: LiveServer, tokens: list[str], run: Run) -> None:
     """Purchases not counted: a new database and new connections (PostgreSQL plans its
     function's statements anew on each) run slower than a server that has been up a while."""
@@ -460,7 +516,7 @@ def main() -> None:
         "--warm-up", type=float, default=5, help="seconds of purchases not counted, first"
     )
     parser.add_argument("--workers", type=int, default=2, help="server worker processes")
-    parser.add_argument("--only", choices=("all", "postgres", "sqlite"), default="all")
+    parser.add_argument("--only", choices=("all", "postgres", "runs", "sqlite"), default="all")
     parser.add_argument(
         "--units",
         type=int,
@@ -492,6 +548,8 @@ def main() -> None:
     try:
         if args.only in ("all", "postgres"):
             _postgres(name, tmp, run)
+        if args.only in ("all", "runs"):
+            _runs_compared(name, tmp, run)
         if args.only in ("all", "sqlite"):
             _sqlite(tmp, run)
     finally:

@@ -66,6 +66,7 @@ def _buy(base: str, buyer: Buyer, key: str, away: list[dict[str, Any]]) -> None:
     body = {"stake_cents": 100, "mode": "auto"}
     deadline = time.monotonic() + 3 * SLOW
     while time.monotonic() < deadline:
+        sent = time.monotonic()
         try:
             r = httpx.post(f"{base}/api/v1/plays", json=body, headers=headers, timeout=SLOW)
         except httpx.HTTPError:
@@ -73,7 +74,14 @@ def _buy(base: str, buyer: Buyer, key: str, away: list[dict[str, Any]]) -> None:
             time.sleep(0.1)
             continue
         if r.status_code == 503:
-            away.append({"body": r.json(), "retry_after": r.headers.get("Retry-After")})
+            away.append(
+                {
+                    "body": r.json(),
+                    "retry_after": r.headers.get("Retry-After"),
+                    "at": time.monotonic(),
+                    "took": time.monotonic() - sent,
+                }
+            )
             buyer.retries += 1
             time.sleep(0.1)
             continue
@@ -83,8 +91,9 @@ def _buy(base: str, buyer: Buyer, key: str, away: list[dict[str, Any]]) -> None:
     pytest.fail(f"purchase {key} never answered 201")
 
 
-def _burst(engine: Engine, live: LiveServer, fault: Any) -> list[dict[str, Any]]:
-    base = live.url
+def _burst(engine: Engine, base: str, fault: Any) -> list[dict[str, Any]]:
+    """16 buyers buying 10 units each at ``base``, ``fault`` called once they have started;
+    the 503 answers they met (each with the time it came, ``at``, and how long it took)."""
     buyers = [Buyer(f"b{i}-{secrets.token_hex(3)}@example.org") for i in range(BUYERS)]
     with ThreadPoolExecutor(8) as pool:
         tokens = list(pool.map(lambda b: _sign_up(base, b.email), buyers))
@@ -133,7 +142,7 @@ def test_backends_terminated_mid_burst(cluster: Cluster, faulty: tuple[Engine, L
                 killed.extend(1 for (ok,) in rows if ok)
                 time.sleep(0.3)
 
-    _burst(engine, live, terminate)
+    _burst(engine, live.url, terminate)
     assert killed  # the server's connections were there, and were cut
 
 
@@ -149,7 +158,7 @@ def test_cluster_restarted_mid_burst(cluster: Cluster, faulty: tuple[Engine, Liv
         time.sleep(1.0)
         cluster.start()
 
-    away = _burst(engine, live, restart)
+    away = _burst(engine, live.url, restart)
     assert during[0].status_code == 503, during[0].text
     assert during[0].json()["error"] == "unavailable"
     assert away  # some buyers were told to come back, and did
@@ -173,7 +182,7 @@ def test_database_read_only_mid_burst(cluster: Cluster, faulty: tuple[Engine, Li
         time.sleep(1.0)
         cluster.promote()
 
-    away = _burst(engine, live, standby_then_promoted)
+    away = _burst(engine, live.url, standby_then_promoted)
     # No session for that token: a read, which a standby answers.
     assert during[0].status_code == 401, during[0].text
     assert away  # the buyers met the standby, and were told to come back
