@@ -44,7 +44,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -448,6 +448,7 @@ def _warm_up(server: LiveServer, tokens: list[str], run: Run) -> None:
 
 
 def _sqlite(tmp: Path, run: Run) -> None:
+    run = replace(run, workers=1)  # SQLite has one writer: one server process
     sqlite_url = f"sqlite:///{tmp / 'bench.db'}"
     _prepare(sqlite_url, run.units, run.runs)
     rates: list[float] = []
@@ -515,7 +516,9 @@ def main() -> None:
     parser.add_argument(
         "--warm-up", type=float, default=5, help="seconds of purchases not counted, first"
     )
-    parser.add_argument("--workers", type=int, default=2, help="server worker processes")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="server worker processes (1 on SQLite)"
+    )
     parser.add_argument("--only", choices=("all", "postgres", "runs", "sqlite"), default="all")
     parser.add_argument(
         "--units",

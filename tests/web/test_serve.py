@@ -134,6 +134,25 @@ def test_serve_refuses_several_workers_on_sqlite(tmp_path: Path) -> None:
     assert not (tmp_path / "s.db").exists()  # refused before anything was made
 
 
+def test_the_server_alone_refuses_several_workers_on_sqlite(tmp_path: Path) -> None:
+    """The same rule where the server starts without the CLI (``python -m pharaon.web.serve``,
+    what ``pharaon serve`` becomes)."""
+    env = {**os.environ, "PHARAON_DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pharaon.web.serve", "--workers", "2", "--port", str(free_port())],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert done.stderr.endswith(
+        "error: SQLite has one writer, so one server process: use --workers 1, or PostgreSQL\n"
+    )
+    assert not (tmp_path / "s.db").exists()
+
+
 def test_serve_refuses_a_bad_url(tmp_path: Path) -> None:
     process, _ = _serve("mysql://u@h/d", tmp_path / "bad.log")
     assert process.wait(60) == 2

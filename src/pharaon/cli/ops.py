@@ -263,11 +263,12 @@ def serve(  # noqa: PLR0917 (click passes its options by name)
     forwarded_allow_ips: str,
 ) -> None:
     """Migrate the database, load blocks on a first start, and serve the API and the page."""
-    from pharaon.store.engine import is_sqlite
+    from pharaon.web.serve import workers_refused
 
     settings = settings_for(database_url)
-    if workers > 1 and is_sqlite(settings.database_url):
-        fail("SQLite has one writer, so one server process: use --workers 1, or PostgreSQL")
+    refused = workers_refused(settings.database_url, workers)
+    if refused:
+        fail(refused)
     with database_for(settings, migrate=True) as db:
         if first_start:
             _first_start(db, settings)
