@@ -4,18 +4,21 @@ fails when the chain no longer passes through one; on SQLite and PostgreSQL."""
 from __future__ import annotations
 
 import json
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 from click.testing import CliRunner
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, delete, insert, select, text, update
+from sqlalchemy import Engine, delete, func, insert, select, text, update
 
 from pharaon.cli import app
 from pharaon.service import audit, checkpoints
 from pharaon.service.clock import utcnow
-from pharaon.store.engine import make_sessionmaker
+from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.tables import GENESIS_HASH, AuditCheckpoint, AuditHead, AuditRecord
 from tests.conftest import BlockLoader, Player
 
@@ -138,3 +141,32 @@ def test_a_rewritten_chain_is_caught_by_its_checkpoints(
     )
     assert result.exit_code == 2
     assert result.stderr.count("\n") == 1
+
+
+def test_servers_due_together_take_one_daily_checkpoint(engine: Engine, load: BlockLoader) -> None:
+    """Two servers (two engines, as two processes have) find the daily checkpoint due at the
+    same moment: one takes it, the other then finds it taken."""
+    load(100)
+    later = utcnow() + timedelta(days=2)
+    other = make_engine(engine.url.render_as_string(hide_password=False))
+    barrier = threading.Barrier(2)
+
+    def due(e: Engine) -> bool:
+        with make_sessionmaker(e)() as session:
+            barrier.wait(10)
+            taken = checkpoints.take_if_due(session, now=later)
+            time.sleep(0.2)  # held, so the other waits on the head's lock
+            session.commit()
+            return taken
+
+    try:
+        with ThreadPoolExecutor(2) as pool:
+            taken = list(pool.map(due, (engine, other)))
+    finally:
+        other.dispose()
+    assert sorted(taken) == [False, True]
+    with make_sessionmaker(engine)() as session:
+        daily = session.execute(
+            select(func.count()).where(AuditCheckpoint.reason == "daily")
+        ).scalar_one()
+    assert daily == 1
