@@ -31,6 +31,7 @@ from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
 from pharaon.store.transactions import Transactions
 from pharaon.web.app import create_app
+from tests.web.cluster import Cluster, throwaway_cluster
 
 with warnings.catch_warnings():
     # Starlette 1.10 prefers httpx2 for its TestClient; httpx (pinned) works the same.
@@ -193,3 +194,10 @@ def player(client: TestClient) -> Player:
 @pytest.fixture
 def other(client: TestClient) -> Player:
     return Player(client, "bob@example.org")
+
+
+@pytest.fixture
+def cluster() -> Iterator[Cluster]:
+    """A throwaway PostgreSQL cluster (``tests/web/cluster.py``); skipped without ``initdb``
+    (failed when ``CI=true``)."""
+    yield from throwaway_cluster()

@@ -34,15 +34,30 @@ class Cluster:
         self.folder = folder
         self.port = free_port()
         self._as = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
+        self.settings: dict[str, str] = {}  # more postgres -c name=value, from the next start
+        self.env: dict[str, str] = {}  # more environment, for the server and the tools
+
+    def run(self, *args: str) -> str:
+        """A command as the cluster's owner (postgres, when the tests run as root); its
+        standard output."""
+        return subprocess.run(
+            [*self._as, *args],
+            check=True,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            env={**os.environ, **self.env},
+        ).stdout
 
     def _run(self, *args: str) -> None:
-        subprocess.run([*self._as, *args], check=True, capture_output=True, timeout=120)
+        self.run(*args)
 
     def init(self) -> None:
         self._run(str(self.bin / "initdb"), "-D", str(self.data), "-U", "postgres", "-A", "trust")
 
     def start(self) -> None:
         options = f"-p {self.port} -k {self.folder} -c listen_addresses=127.0.0.1"
+        options += "".join(f" -c {name}={value}" for name, value in self.settings.items())
         self._run(
             str(self.bin / "pg_ctl"), "-D", str(self.data), "-l", str(self.log), "-o", options,
             "-w", "start",
