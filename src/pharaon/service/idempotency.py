@@ -140,11 +140,14 @@ def release_many(session: Session, *, key_ids: Sequence[int]) -> None:
 
 
 def _settle_sql(sql: Parts) -> Update:
+    # The keys found by their ids (one_of: by the index, however small the table was when the
+    # statement was planned), each given its result from the rows.
     results = sql.rows("results", key_id=Integer(), result=Integer())
+    result = select(results.c.result).where(results.c.key_id == IdempotencyKey.id)
     return (
         update(IdempotencyKey)
-        .where(IdempotencyKey.id == results.c.key_id)
-        .values(result_id=results.c.result)
+        .where(sql.one_of(IdempotencyKey.id, "ids"))
+        .values(result_id=result.scalar_subquery())
     )
 
 
@@ -162,7 +165,10 @@ def settle_many(session: Session, *, results: Sequence[tuple[int, int]]) -> None
         connection = session.connection()
         connection.execute(
             _SETTLE.on(connection),
-            {"results": [{"key_id": key_id, "result": result} for key_id, result in results]},
+            {
+                "results": [{"key_id": key_id, "result": result} for key_id, result in results],
+                "ids": [key_id for key_id, _ in results],
+            },
         )
 
 

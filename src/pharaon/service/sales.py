@@ -74,7 +74,6 @@ from pharaon.store.types import UTCDateTime
 # Built once: these run for every batch. A batch's rows are one parameter (store/dialect.py),
 # so each statement has the same text whatever the batch's size.
 def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
-    buyers = sql.rows("buyers", player_id=Integer())
     loss_row = (DepositLimit.player_id == Account.player_id) & (DepositLimit.period == limits.LOSS)
     return (
         select(
@@ -91,7 +90,7 @@ def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
         )
         .join(Player, Player.id == Account.player_id)
         .outerjoin(DepositLimit, loss_row)
-        .where(Account.player_id.in_(select(buyers.c.player_id)))
+        .where(sql.one_of(Account.player_id, "buyers"))
         .order_by(Account.id)
         .with_for_update(of=Account)
     )
@@ -229,7 +228,7 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
     rows = connection.execute(
         _BUYERS.on(connection),
         {
-            "buyers": [{"player_id": w.order.player_id} for w in wanted],
+            "buyers": sorted({w.order.player_id for w in wanted}),
             "since": limits.loss_window_start(now),
         },
     )

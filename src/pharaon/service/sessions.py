@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, Literal
 
-from sqlalchemy import Connection, Select, String, delete, insert, select, update
+from sqlalchemy import Connection, Select, delete, insert, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service.audit import operator_actor
@@ -29,7 +29,6 @@ TOUCH_EVERY = timedelta(seconds=30)
 
 
 def _look_up_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
-    digests = sql.rows("digests", digest=String())
     return (
         select(
             SessionRow.token_sha256,
@@ -43,7 +42,7 @@ def _look_up_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
         )
         .outerjoin(Player, Player.id == SessionRow.player_id)
         .outerjoin(Operator, Operator.id == SessionRow.operator_id)
-        .where(SessionRow.token_sha256.in_(select(digests.c.digest)))
+        .where(sql.one_of(SessionRow.token_sha256, "digests"))
     )
 
 
@@ -143,9 +142,7 @@ def look_up(
     digests = [token_digest(token) for token in requests]
     rows = {
         row.token_sha256: row
-        for row in connection.execute(
-            _LOOK_UP.on(connection), {"digests": [{"digest": d} for d in sorted(set(digests))]}
-        )
+        for row in connection.execute(_LOOK_UP.on(connection), {"digests": sorted(set(digests))})
     }
     found: list[Found | UnauthorizedError] = []
     for digest in digests:

@@ -11,6 +11,7 @@ from typing import Any, Generic, TypeVar
 from sqlalchemy import (
     JSON,
     Connection,
+    any_,
     bindparam,
     column,
     func,
@@ -35,11 +36,17 @@ class Parts:
       dicts, one per row, keyed by the ``columns``' names, whose values are their SQL types),
       so that a batch's statement has the same text whatever the batch's size: the driver and
       the database parse and plan it once (``json_to_recordset`` on PostgreSQL, ``json_each``
-      on SQLite).
+      on SQLite);
+    - ``one_of(column, name)``: ``column`` is one of the values (of its type) of the list
+      passed as the parameter ``name``. A statement that joins ``rows`` to a table is planned
+      for the 100 rows PostgreSQL assumes a function returns, so the plan kept for the
+      connection reads the whole table (a hash join) until the table is large;
+      ``= ANY(array)`` is planned for a few rows, found by the index.
     """
 
     insert: Callable[[Any], Any]  # returns the dialect's Insert, with on_conflict_do_*()
     rows: Callable[..., FromClause]
+    one_of: Callable[[Any, str], ColumnElement[bool]]
 
 
 def _postgresql_rows(name: str, **columns: TypeEngine[Any]) -> FromClause:
@@ -64,9 +71,18 @@ def _sqlite_rows(name: str, **columns: TypeEngine[Any]) -> FromClause:
     )
 
 
+def _postgresql_one_of(column_: ColumnElement[Any], name: str) -> ColumnElement[bool]:
+    return column_ == any_(bindparam(name, type_=postgresql.ARRAY(column_.type)))
+
+
+def _sqlite_one_of(column_: ColumnElement[Any], name: str) -> ColumnElement[bool]:
+    each = func.json_each(bindparam(name, type_=JSON)).table_valued("value")
+    return column_.in_(select(each.c.value))
+
+
 _PARTS = {
-    "postgresql": Parts(postgresql.insert, _postgresql_rows),
-    "sqlite": Parts(sqlite.insert, _sqlite_rows),
+    "postgresql": Parts(postgresql.insert, _postgresql_rows, _postgresql_one_of),
+    "sqlite": Parts(sqlite.insert, _sqlite_rows, _sqlite_one_of),
 }
 
 
