@@ -72,7 +72,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'pharaon.db'}"
         return
-    base: str = request.getfixturevalue("postgres_database")
+    yield from postgres_schema(request.getfixturevalue("postgres_database"))
+
+
+def postgres_schema(base: str) -> Iterator[str]:
+    """The URL of a fresh schema in the PostgreSQL database ``base``, dropped after."""
     schema = f"t_{secrets.token_hex(6)}"
     with psycopg.connect(_libpq(base), autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')

@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from sqlalchemy import delete, select, update
+from sqlalchemy import select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service.errors import LockedOutError
@@ -126,8 +126,14 @@ def failed(*, session: Session, keys: Keys) -> None:
 
 
 def succeeded(*, session: Session, keys: Keys) -> None:
-    """A log-in counted by :func:`begin` succeeded: its account's count goes back to zero."""
-    session.execute(delete(LoginFailure).where(LoginFailure.key == keys.account))
+    """A log-in counted by :func:`begin` succeeded: its account's count goes back to zero. The
+    row stays (zero): deleted, a log-in of the same account waiting on its lock in
+    :func:`begin` would find it gone."""
+    session.execute(
+        update(LoginFailure)
+        .where(LoginFailure.key == keys.account)
+        .values(failures=0, locked_until=None)
+    )
 
 
 def _locked_out(until: datetime) -> LockedOutError:

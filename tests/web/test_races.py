@@ -1,0 +1,127 @@
+"""Every read-then-write around the sale, raced by two application instances on one
+PostgreSQL (two apps, two engines, as two servers): a first limit set 16 times at once, 32 wrong
+passwords for one account, 8 password changes from the same old password, 8 operator log-ins
+with one TOTP code. Each check is decided in the database, so the races end as one request
+alone would: no 500, one row, no more passwords checked than the lock-out allows, one change,
+one session."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import pyotp
+import pytest
+from fastapi.testclient import TestClient
+from sqlalchemy import Engine, func, select
+
+from pharaon.settings import Settings
+from pharaon.store.tables import DepositLimit, SessionRow
+from pharaon.web.app import create_app
+from tests.conftest import Player, postgres_schema
+from tests.web.test_operator_api import PASSWORD, _operator
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture(params=[pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest) -> Iterator[str]:
+    """PostgreSQL only: SQLite has one writer, and one server process (the same tests hold
+    there by construction)."""
+    base: str = request.getfixturevalue("postgres_database")
+    yield from postgres_schema(base)
+
+
+@pytest.fixture
+def servers(engine: Engine, settings: Settings) -> Iterator[list[TestClient]]:
+    """Two application instances on the migrated database, each with its own engine."""
+    first, second = TestClient(create_app(settings)), TestClient(create_app(settings))
+    with first, second:
+        yield [first, second]
+
+
+def _at_once(count: int, servers: list[TestClient], ask: Callable[[TestClient], Any]) -> list[Any]:
+    """``ask`` ``count`` times at the same moment, alternately on each server."""
+    barrier = threading.Barrier(count)
+
+    def one(n: int) -> Any:
+        barrier.wait(30)
+        return ask(servers[n % len(servers)])
+
+    with ThreadPoolExecutor(count) as pool:
+        return list(pool.map(one, range(count)))
+
+
+def test_a_first_limit_set_at_once(servers: list[TestClient], engine: Engine) -> None:
+    player = Player(servers[0], "ana@example.org")
+    body = {"daily_cents": 1_000, "weekly_cents": 4_000, "monthly_cents": None}
+
+    def put(client: TestClient) -> int:
+        return int(client.put("/api/v1/me/limits", json=body, headers=player.headers).status_code)
+
+    codes = _at_once(16, servers, put)
+    assert set(codes) == {200}, Counter(codes)
+    with engine.connect() as conn:
+        periods = conn.execute(
+            select(DepositLimit.period, func.count()).group_by(DepositLimit.period)
+        ).all()
+    assert sorted(periods) == [("daily", 1), ("monthly", 1), ("weekly", 1)]
+
+
+def test_wrong_passwords_at_once_check_no_more_than_the_lock_out_allows(
+    servers: list[TestClient], settings: Settings
+) -> None:
+    player = Player(servers[0], "ana@example.org")
+
+    def log_in(client: TestClient, password: str = "wrong password") -> tuple[int, str]:
+        r = client.post("/api/v1/sessions", json={"email": player.email, "password": password})
+        client.cookies.clear()
+        return r.status_code, r.json().get("error", "")
+
+    answers = Counter(_at_once(32, servers, log_in))
+    # Counted before the password is checked, in the database: five are checked (401), every
+    # other attempt is refused unchecked (429), across both servers.
+    assert answers == {
+        (401, "unauthorized"): settings.lockout_failures,
+        (429, "locked_out"): 32 - settings.lockout_failures,
+    }
+    assert log_in(servers[1], player.password) == (429, "locked_out")
+
+
+def test_password_changes_from_one_old_password(servers: list[TestClient]) -> None:
+    player = Player(servers[0], "ana@example.org")
+
+    def change(client: TestClient) -> int:
+        n = threading.get_ident()
+        body = {"current_password": player.password, "new_password": f"new password {n}"}
+        return int(client.put("/api/v1/me/password", json=body, headers=player.headers).status_code)
+
+    codes = Counter(_at_once(8, servers, change))
+    assert codes[204] == 1, codes
+    assert set(codes) <= {204, 403, 409}, codes  # the others: the old password is no more
+
+
+def test_one_totp_code_opens_one_session(
+    servers: list[TestClient], engine: Engine, settings: Settings
+) -> None:
+    secret = _operator(engine, settings, "ops@example.org", "admin")
+    code = pyotp.TOTP(secret).now()
+
+    def log_in(client: TestClient) -> int:
+        body = {"email": "ops@example.org", "password": PASSWORD, "totp_code": code}
+        r = client.post("/api/v1/operator/sessions", json=body)
+        client.cookies.clear()
+        return int(r.status_code)
+
+    codes = Counter(_at_once(8, servers, log_in))
+    assert codes[200] == 1, codes
+    # The others: the code already used (401), then, failures counted, the lock-out (429).
+    assert set(codes) <= {200, 401, 429}, codes
+    with engine.connect() as conn:
+        opened = conn.execute(
+            select(func.count()).where(SessionRow.operator_id.is_not(None))
+        ).scalar_one()
+    assert opened == 1
