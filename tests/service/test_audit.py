@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import secrets
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 from sqlalchemy import Engine, delete, insert, text, update
 from sqlalchemy.exc import DBAPIError
 
+from pharaon.game.modes import Mode
 from pharaon.service.audit import run_audit
+from pharaon.service.orders import Order
+from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import (
     SALES_ACCOUNT,
@@ -17,7 +24,9 @@ from pharaon.store.tables import (
     SaleRun,
     UnitRow,
 )
+from pharaon.store.transactions import Transactions
 from tests.conftest import BlockLoader, Player
+from tests.service.helpers import buy, funded_player
 
 
 def _failures(engine: Engine) -> list[str]:
@@ -121,3 +130,35 @@ def test_a_play_of_an_unsold_unit(engine: Engine) -> None:
         conn.execute(update(PlayRow).where(PlayRow.id == 1).values(serial=29))
     failures = _failures(engine)
     assert any(f.startswith("one play per sold unit") for f in failures)
+
+
+def test_clean_while_sales_go_on(engine: Engine, db: Transactions, load: BlockLoader) -> None:
+    """The audit reads one snapshot (the reader's): run again and again during a burst of
+    purchases by 8 buyers, every run is clean (read at moments apart, the units sold and the
+    plays, the head and the log, would disagree)."""
+    load(100, size=2_000)
+    sessions = make_sessionmaker(engine)
+    buyers = [funded_player(sessions, f"load{n}", 100_000) for n in range(8)]
+    done = threading.Event()
+
+    def buy_on(player_id: int) -> int:
+        sold = 0
+        while not done.is_set():
+            orders = [Order(player_id, 100, Mode.AUTO, secrets.token_hex(8))]
+            outcomes = buy(sessions, orders)
+            assert all(isinstance(o, PlayView) for o in outcomes), outcomes
+            sold += 1
+        return sold
+
+    reports = []
+    with ThreadPoolExecutor(len(buyers)) as pool:
+        futures = [pool.submit(buy_on, b) for b in buyers]
+        try:
+            for _ in range(15):
+                reports.append(db.read(run_audit))
+        finally:
+            done.set()
+        sold = sum(f.result() for f in futures)
+    assert sold > 0
+    failures = [r.failures for r in reports if not r.ok]
+    assert not failures, failures
