@@ -70,7 +70,17 @@ def is_sqlite(url: str | URL | Engine) -> bool:
     """Whether ``url`` (or an engine's) is a SQLite database."""
     if isinstance(url, Engine):
         return url.dialect.name == "sqlite"
+    if isinstance(url, str):
+        url = normalise_url(url)  # a libpq multi-host URL too
     return make_url(url).get_backend_name() == "sqlite"
+
+
+def processes_refused(url: str, processes: int) -> str | None:
+    """Why ``processes`` server processes cannot share the database at ``url``, if they
+    cannot: SQLite has one writer, so one server process."""
+    if processes > 1 and is_sqlite(url):
+        return "SQLite has one writer, so one server process: use --workers 1, or PostgreSQL"
+    return None
 
 
 def make_engine(

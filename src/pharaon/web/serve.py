@@ -27,7 +27,7 @@ from fastapi import FastAPI
 from uvicorn.config import LOGGING_CONFIG
 
 from pharaon.settings import Settings
-from pharaon.store.engine import is_sqlite
+from pharaon.store.engine import processes_refused
 from pharaon.web.jsonlog import log_config
 
 
@@ -48,14 +48,6 @@ def worker_app() -> FastAPI:
     return app
 
 
-def workers_refused(database_url: str, workers: int) -> str | None:
-    """Why ``workers`` server processes cannot serve ``database_url``, if they cannot: SQLite
-    has one writer, so one server process."""
-    if workers > 1 and is_sqlite(database_url):
-        return "SQLite has one writer, so one server process: use --workers 1, or PostgreSQL"
-    return None
-
-
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="pharaon.web.serve", description=__doc__.splitlines()[0])
     parser.add_argument("--host", default="127.0.0.1")
@@ -66,7 +58,7 @@ def main(argv: list[str] | None = None) -> None:
     )
     args = parser.parse_args(argv)
     url = os.environ.get("PHARAON_DATABASE_URL") or Settings.model_fields["database_url"].default
-    refused = workers_refused(str(url), args.workers)
+    refused = processes_refused(str(url), args.workers)
     if refused:
         parser.error(refused)
     # A fresh folder for this server's metrics (what a folder kept from an earlier run holds
