@@ -1,0 +1,258 @@
+"""Responsible gaming (service/limits.py), on both databases: deposit limits over their
+windows, a lowered limit at once and a raised or removed one only after 24 hours, the loss
+limit's arithmetic, and a self-exclusion that is never shortened. (The loss limit at the sale:
+test_loss_limit.py; the limits as GET /me shows them: test_standing.py.)"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Literal
+
+import pytest
+from sqlalchemy import Connection, Engine, literal, select
+
+from pharaon.game.modes import Mode
+from pharaon.service import limits, plays, wallet
+from pharaon.service.errors import (
+    DepositLimitReachedError,
+    InvalidError,
+    LossLimitReachedError,
+    SelfExcludedError,
+)
+from pharaon.service.orders import Order
+from pharaon.store.engine import make_sessionmaker
+from pharaon.store.tables import AuditRecord, UnitRow
+from pharaon.store.transactions import Transactions
+from tests.conftest import BlockLoader
+from tests.service.helpers import buy, funded_player
+
+T0 = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
+DAY = timedelta(hours=24)
+
+
+def _player(engine: Engine) -> int:
+    return funded_player(make_sessionmaker(engine), "ana", 0)
+
+
+def _set(
+    db: Transactions,
+    player_id: int,
+    now: datetime,
+    *,
+    daily: int | None = None,
+    weekly: int | None = None,
+    monthly: int | None = None,
+    loss: int | Literal["keep"] | None = "keep",
+) -> limits.Limits:
+    return db.write(
+        limits.set_limits,
+        player_id=player_id,
+        daily_cents=daily,
+        weekly_cents=weekly,
+        monthly_cents=monthly,
+        loss_weekly_cents=loss,
+        now=now,
+    )
+
+
+def _get(db: Transactions, player_id: int, now: datetime) -> limits.Limits:
+    return db.read(limits.get_limits, player_id=player_id, now=now)
+
+
+def _deposit(db: Transactions, player_id: int, cents: int, now: datetime) -> int:
+    return db.write(
+        wallet.deposit,
+        player_id=player_id,
+        amount_cents=cents,
+        idempotency_key=f"{cents}@{now.isoformat()}",
+        now=now,
+    ).balance_cents
+
+
+def test_a_lower_limit_applies_at_once_a_higher_one_after_24_hours(
+    engine: Engine, db: Transactions
+) -> None:
+    ana = _player(engine)
+    assert _set(db, ana, T0, daily=1_000, monthly=9_000) == limits.Limits(
+        1_000, None, 9_000, (), None
+    )
+    later = T0 + timedelta(hours=1)
+    # Raise the daily, lower the monthly, remove nothing, set none weekly.
+    raised = _set(db, ana, later, daily=2_000, monthly=8_000)
+    assert raised == limits.Limits(
+        1_000, None, 8_000, (limits.Pending("daily", 2_000, later + DAY),), None
+    )
+    assert _get(db, ana, later + DAY - timedelta(microseconds=1)) == raised
+    assert _get(db, ana, later + DAY) == limits.Limits(2_000, None, 8_000, ())
+    # Asking the same raise again does not start its 24 hours anew.
+    assert _set(db, ana, later + timedelta(hours=5), daily=2_000, monthly=8_000) == raised
+    # Removing a limit is a raise too: it waits; lowering it instead cancels the wait.
+    removal = _set(db, ana, later + timedelta(hours=6), daily=1_000, monthly=None)
+    assert removal.monthly_cents == 8_000
+    assert removal.daily_cents == 1_000
+    assert removal.pending == (limits.Pending("monthly", None, later + timedelta(hours=30)),)
+    assert _get(db, ana, later + timedelta(hours=30)).monthly_cents is None
+
+
+def test_negative_limits_are_refused_and_change_nothing(engine: Engine, db: Transactions) -> None:
+    ana = _player(engine)
+    _set(db, ana, T0, weekly=5_000)
+    for bad in ({"daily_cents": -1}, {"monthly_cents": -100}, {"loss_weekly_cents": -1}):
+        with pytest.raises(InvalidError):
+            db.write(
+                limits.set_limits,
+                player_id=ana,
+                now=T0,
+                **{"daily_cents": 1, "weekly_cents": 1, "monthly_cents": 1, **bad},
+            )
+    assert _get(db, ana, T0) == limits.Limits(None, 5_000, None, ())
+    assert _set(db, ana, T0, daily=0).daily_cents == 0  # zero: no deposit at all
+
+
+def test_the_loss_limit_is_kept_unless_given_and_each_change_is_audited(
+    engine: Engine, db: Transactions
+) -> None:
+    ana = _player(engine)
+    _set(db, ana, T0, daily=100, loss=250)
+    kept = _set(db, ana, T0, daily=50)
+    assert (kept.daily_cents, kept.loss_weekly_cents) == (50, 250)
+    raised = _set(db, ana, T0, daily=50, loss=300)  # a raise of the loss limit waits too
+    assert raised.loss_weekly_cents == 250
+    assert raised.pending == (limits.Pending("loss", 300, T0 + DAY),)
+
+    def records(connection: Connection) -> list[tuple[str, dict[str, object]]]:
+        return [
+            (kind, json.loads(payload))
+            for kind, payload in connection.execute(
+                select(AuditRecord.kind, AuditRecord.payload).order_by(AuditRecord.seq)
+            )
+            if kind in ("deposit_limits", "loss_limit")
+        ]
+
+    deposit_limits = {"player_id": ana, "weekly_cents": None, "monthly_cents": None}
+    assert db.read(records) == [
+        ("deposit_limits", {**deposit_limits, "daily_cents": 100}),
+        ("loss_limit", {"player_id": ana, "loss_weekly_cents": 250}),
+        ("deposit_limits", {**deposit_limits, "daily_cents": 50}),
+        ("deposit_limits", {**deposit_limits, "daily_cents": 50}),
+        ("loss_limit", {"player_id": ana, "loss_weekly_cents": 300}),
+    ]
+
+
+@pytest.mark.parametrize(("period", "span"), list(limits.PERIODS.items()))
+def test_a_deposit_limit_counts_the_deposits_of_its_window(
+    engine: Engine, db: Transactions, period: str, span: timedelta
+) -> None:
+    ana = _player(engine)
+    db.write(
+        limits.set_limits,
+        player_id=ana,
+        now=T0 - timedelta(days=40),
+        **{f"{p}_cents": 1_000 if p == period else None for p in limits.PERIODS},
+    )
+    assert _deposit(db, ana, 600, T0) == 600
+    with pytest.raises(DepositLimitReachedError) as refused:
+        _deposit(db, ana, 401, T0 + span - timedelta(seconds=1))
+    assert refused.value.detail.startswith(f"{period} deposit limit 1000 cents: 600 deposited")
+    assert _deposit(db, ana, 400, T0 + timedelta(seconds=1)) == 1_000  # the limit exactly
+    # The window has moved past the first deposit: 600 more fit beside the 400.
+    assert _deposit(db, ana, 600, T0 + span) == 1_600
+
+
+def test_a_raised_deposit_limit_waits_its_24_hours(engine: Engine, db: Transactions) -> None:
+    ana = _player(engine)
+    _set(db, ana, T0, daily=500)
+    _set(db, ana, T0 + timedelta(hours=1), daily=2_000)
+    with pytest.raises(DepositLimitReachedError):
+        _deposit(db, ana, 501, T0 + timedelta(hours=24, minutes=59))
+    assert _deposit(db, ana, 2_000, T0 + timedelta(hours=25)) == 2_000
+
+
+def test_a_self_exclusion_is_never_shortened(engine: Engine, db: Transactions) -> None:
+    ana = _player(engine)
+    for days in (0, -1, limits.MAX_EXCLUSION_DAYS + 1):
+        with pytest.raises(InvalidError):
+            db.write(limits.self_exclude, player_id=ana, days=days, now=T0)
+    week = db.write(limits.self_exclude, player_id=ana, days=7, now=T0)
+    assert week == T0 + timedelta(days=7)
+    assert db.write(limits.self_exclude, player_id=ana, days=1, now=T0 + DAY) == week
+    month = db.write(limits.self_exclude, player_id=ana, days=30, now=T0 + DAY)
+    assert month == T0 + timedelta(days=31)
+    assert limits.still_excluded(month, month - timedelta(seconds=1)) == month
+    assert limits.still_excluded(month, month) is None
+    assert limits.still_excluded(None, T0) is None
+    with pytest.raises(SelfExcludedError):
+        limits.check_not_excluded(month, T0)
+    limits.check_not_excluded(month, month)
+    limits.check_not_excluded(None, T0)
+
+
+def test_the_loss_refusal_s_arithmetic() -> None:
+    row = ("loss", 500, None, None)
+    assert limits.loss_refusal(None, 10_000, 300, T0) is None  # no limit
+    assert limits.loss_refusal(("loss", None, None, None), 10_000, 300, T0) is None
+    assert limits.loss_refusal(row, 200, 300, T0) is None  # to the limit exactly
+    assert limits.loss_refusal(row, -1_000, 300, T0) is None  # a week of winnings
+    refused = limits.loss_refusal(row, 201, 300, T0)
+    assert isinstance(refused, LossLimitReachedError)
+    assert "a net loss of 201 cents" in refused.detail
+    # A raise to 1,000 waiting until T0 + 1 h: the 500 holds until then.
+    waiting = ("loss", 500, 1_000, T0 + timedelta(hours=1))
+    assert isinstance(limits.loss_refusal(waiting, 201, 300, T0), LossLimitReachedError)
+    assert limits.loss_refusal(waiting, 201, 300, T0 + timedelta(hours=1)) is None
+    assert limits.loss_window_start(T0) == T0 - timedelta(days=7)
+
+
+def test_the_net_loss_counts_stakes_less_the_lots_credited_within_7_days(
+    engine: Engine, db: Transactions, load: BlockLoader
+) -> None:
+    block = load(100, size=50)
+    lots = db.read(
+        lambda connection: dict(
+            connection.execute(
+                select(UnitRow.serial, UnitRow.lot_cents).where(UnitRow.block_id == block)
+            ).all()
+        )
+    )
+    winner = min(serial for serial, lot in lots.items() if serial > 2 and lot > 0)
+    factory = make_sessionmaker(engine)
+    ana, bob = funded_player(factory, "ana", 5_000), funded_player(factory, "bob", 5_000)
+    week = T0 - timedelta(days=6)
+
+    def sell(order: Order, when: datetime) -> plays.PlayView:
+        [play] = buy(factory, [order], when)
+        assert isinstance(play, plays.PlayView), play
+        return play
+
+    # Units are sold in serial order: 1 a week ago exactly, 2, bob's up to a winning unit,
+    # then ana's jouer play of that unit.
+    sell(Order(ana, 100, Mode.JOUER, "old"), T0 - timedelta(days=7))
+    auto = sell(Order(ana, 100, Mode.AUTO, "auto"), week)
+    for n in range(winner - 3):
+        sell(Order(bob, 100, Mode.AUTO, f"bob{n}"), week)
+    jouer = sell(Order(ana, 100, Mode.JOUER, "jouer"), week)
+    assert jouer.serial == winner
+    assert auto.prize_cents == lots[2]
+
+    def loss(player_id: int) -> int:
+        return db.read(
+            lambda connection: int(
+                connection.execute(
+                    select(limits.net_loss(literal(player_id))),
+                    {"since": limits.loss_window_start(T0)},
+                ).scalar_one()
+            )
+        )
+
+    # The play of exactly 7 days ago is out; the jouer play's lot is not credited yet.
+    assert loss(ana) == 200 - lots[2]
+    assert loss(bob) == sum(100 - lots[s] for s in range(3, winner))
+    db.write(plays.reveal, requests=[plays.Reveal(ana, jouer.play_id, 4)], now=T0)
+    assert loss(ana) == 200 - lots[2]  # one grid of four: still not credited
+    db.write(
+        plays.reveal,
+        requests=[plays.Reveal(ana, jouer.play_id, g) for g in (1, 2, 3)],
+        now=T0,
+    )
+    assert loss(ana) == 200 - lots[2] - lots[winner]
