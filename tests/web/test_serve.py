@@ -16,9 +16,13 @@ from pathlib import Path
 
 import httpx
 import pytest
+from sqlalchemy import Engine
 
 from pharaon.pool.keys import commitment, read_key_file
+from pharaon.service import sealing
+from pharaon.settings import Settings
 from tests.web.live import free_port
+from tests.web.test_operator_api import _operator
 
 
 def _serve(database_url: str, log: Path, *extra: str) -> tuple[subprocess.Popen[bytes], str]:
@@ -207,3 +211,37 @@ def test_a_worker_starts_without_the_block_factory(tmp_path: Path) -> None:
         env={**os.environ, "PHARAON_DATABASE_URL": f"sqlite:///{tmp_path / 'lean.db'}"},
     ).stdout.split()
     assert loaded == []
+
+
+def test_serve_refuses_a_key_folder_the_operators_were_not_added_with(
+    engine: Engine, settings: Settings, database_url: str, tmp_path: Path
+) -> None:
+    """The operators' TOTP secrets must open with the key folder's file: a missing file or
+    another key stops the start with one line (every operator log-in would fail), and the
+    right folder starts."""
+    _operator(engine, settings, "boss@example.org", "admin")  # its key in tmp_path / "keys"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    log = elsewhere / "missing.log"
+    process, _ = _serve(database_url, log, "--no-first-start")  # keys: elsewhere / "keys"
+    assert process.wait(60) == 2
+    assert log.read_text().endswith(
+        f"pharaon: error: no TOTP key file {elsewhere / 'keys' / 'totp.key'}: is "
+        "PHARAON_KEYS_DIR the folder the operators were added with?\n"
+    )
+    assert not (elsewhere / "keys").exists()  # refused: nothing written
+    sealing.load(elsewhere / "keys", create=True)  # another key
+    log = elsewhere / "other.log"
+    process, _ = _serve(database_url, log, "--no-first-start")
+    assert process.wait(60) == 2
+    assert log.read_text().endswith(
+        "pharaon: error: the TOTP secret of operator boss@example.org does not open with the "
+        f"key file {elsewhere / 'keys' / 'totp.key'}: is it the key file this database was "
+        "sealed with?\n"
+    )
+    log = tmp_path / "right.log"  # keys: tmp_path / "keys", the operators' own
+    process, url = _serve(database_url, log, "--no-first-start")
+    try:
+        _wait(process, url, log, 60)
+    finally:
+        _stop(process)

@@ -169,6 +169,22 @@ def audit_command(database_url: str | None, head: bool, checkpoints: Path | None
         fail("audit failed: " + "; ".join(report.failures), code=1)
 
 
+def _check_keys(db: Transactions, settings: Settings) -> None:
+    """Stop the start with one line if the operators could not log in: their TOTP secrets do
+    not open with the key folder's file (a wrong PHARAON_KEYS_DIR, a file others can read)."""
+    from pharaon.service import operators, sealing
+
+    problem: sealing.SealingError | None = None
+    try:
+        sealer: sealing.Sealer | None = sealing.load(settings.keys_dir)
+    except sealing.SealingError as exc:
+        sealer, problem = None, exc  # it matters only if there are operators
+    try:
+        db.read(operators.check_sealer, sealer=sealer)
+    except sealing.SealingError as exc:
+        fail((problem or exc).detail)
+
+
 def _first_start(db: Transactions, settings: Settings) -> None:
     """On an empty database, generate and load one block per price, so there is a game; the
     keys are kept in files under ``settings.keys_dir``, so the blocks can be made again. Once
@@ -270,6 +286,7 @@ def serve(  # noqa: PLR0917 (click passes its options by name)
     if refused:
         fail(refused)
     with database_for(settings, migrate=True) as db:
+        _check_keys(db, settings)
         if first_start:
             _first_start(db, settings)
     # Replace this process by the server (pharaon.web.serve): the workers start lean (no

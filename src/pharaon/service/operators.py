@@ -27,7 +27,7 @@ from pharaon.service.errors import (
     NotFoundError,
     UnauthorizedError,
 )
-from pharaon.service.sealing import Sealer
+from pharaon.service.sealing import Sealer, SealingError
 from pharaon.store.tables import OPERATOR_ROLES, Operator
 
 ISSUER = "Pharaon back office"
@@ -228,3 +228,21 @@ def require_admin(current: Someone) -> Someone:
             f"operator {current.email} is an {current.role}: only an admin may do this"
         )
     return current
+
+
+def check_sealer(*, connection: Connection, sealer: Sealer | None) -> None:
+    """Raise the :class:`SealingError` an operator's log-in would meet: the operators' TOTP
+    secrets must open with the key file (``sealer``; None when it could not be loaded, which
+    matters only once there are operators). A server checks it at start, so a wrong or missing
+    key folder stops it with one line rather than failing every log-in."""
+    first = connection.execute(
+        select(Operator.email, Operator.totp_secret).order_by(Operator.id).limit(1)
+    ).first()
+    if first is None:
+        return
+    if sealer is None:
+        raise SealingError(
+            "operators are registered but their TOTP key file cannot be read: "
+            "is PHARAON_KEYS_DIR the folder they were added with?"
+        )
+    sealer.open(first.totp_secret, email=first.email)
