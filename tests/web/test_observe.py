@@ -31,7 +31,7 @@ from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
 from pharaon.store.tables import Player as PlayerRow
 from pharaon.web.app import create_app
-from pharaon.web.jsonlog import ACCESS_LOGGER
+from pharaon.web.jsonlog import ACCESS_LOGGER, JsonFormatter
 from pharaon.web.routers import meta
 from tests.conftest import BlockLoader, Player, make_block
 from tests.web.cluster import Cluster
@@ -209,6 +209,36 @@ def test_a_failing_route_is_counted_as_a_500(
         samples = _samples(client.get("/metrics").text)
     failed = {"method": "GET", "route": "/api/v1/rules", "status": "500"}
     assert _value(samples, "pharaon_http_requests_total", **failed) == 1
+
+
+def test_a_500_is_logged_once_with_its_traceback_and_the_answer_s_request_id(
+    engine: Engine,
+    settings: Settings,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def broken() -> None:
+        raise RuntimeError("a bug")
+
+    monkeypatch.setattr(meta, "rules", broken)
+    app = create_app(settings, engine=engine)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        mine = client.get("/api/v1/rules?email=ana%40example.org")
+        given = client.get("/api/v1/rules", headers={"X-Request-Id": "proxy-42"})
+        odd = client.get("/api/v1/rules", headers={"X-Request-Id": "a b;c"})
+    failures = [r for r in caplog.records if r.name == "pharaon.errors"]
+    assert [r.levelname for r in failures] == ["ERROR"] * 3  # once each
+    ids = [r.__dict__["request_id"] for r in failures]
+    assert ids[1] == "proxy-42"  # the proxy's id, kept
+    assert ids[2] != "a b;c"  # not a plain id: one of the server's own
+    for answer, request_id, record in zip((mine, given, odd), ids, failures, strict=True):
+        assert answer.status_code == 500
+        assert answer.headers["X-Request-Id"] == request_id
+        assert request_id in answer.json()["detail"]
+        line = json.loads(JsonFormatter().format(record))
+        assert line["request_id"] == request_id
+        assert "RuntimeError: a bug" in line["error"]  # the traceback
+        assert "ana@example.org" not in json.dumps(line)  # not the request's values
 
 
 def test_a_sale_that_cannot_be_counted_is_sold_once(

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import logging
+import re
+import secrets
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -57,6 +59,8 @@ _HTTP_CODES = {
 _RETRY_AFTER = {"locked_out": "60", "sold_out": "60", "unavailable": "5"}
 DATABASE_AWAY_DETAIL = "the database is unavailable; try again shortly"
 _log = logging.getLogger("pharaon.errors")
+REQUEST_ID = "X-Request-Id"
+_PLAIN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
 def error_response(code: str, detail: str, status: int | None = None) -> JSONResponse:
@@ -121,8 +125,20 @@ async def _database_error(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-    _log.error("%s %s failed", request.method, _route(request), exc_info=exc)
-    return error_response("internal_error", "the server failed; nothing was changed", 500)
+    """Logged once, with its traceback and an id the answer carries too (the proxy's
+    ``X-Request-Id`` if it sent a plain one), so the two can be matched; never the request's
+    values (the route's template, not its path)."""
+    given = request.headers.get(REQUEST_ID, "")
+    request_id = given if _PLAIN_ID.fullmatch(given) else secrets.token_hex(8)
+    _log.error(
+        "%s %s failed", request.method, _route(request),
+        exc_info=exc, extra={"request_id": request_id},
+    )  # fmt: skip
+    response = error_response(
+        "internal_error", f"the server failed; nothing was changed (request {request_id})", 500
+    )
+    response.headers[REQUEST_ID] = request_id
+    return response
 
 
 def install(app: FastAPI) -> None:

@@ -25,6 +25,9 @@ class JsonFormatter(logging.Formatter):
             line.update(access)
         else:
             line.update(level=record.levelname, logger=record.name, message=record.getMessage())
+            request_id = getattr(record, "request_id", None)
+            if request_id is not None:
+                line["request_id"] = request_id
             if record.exc_info:
                 line["error"] = self.formatException(record.exc_info)
         return json.dumps(line, ensure_ascii=False)
