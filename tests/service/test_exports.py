@@ -69,3 +69,19 @@ def test_export_a_day(
     assert code == 0, err
     assert json.loads((empty / "manifest.json").read_text())["rows"]["plays"] == 0
     assert pq.read_table(empty / "plays.parquet").num_rows == 0
+
+
+def test_the_last_day_a_date_holds_is_one_line_not_a_traceback(
+    engine: Engine, database_url: str, tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        app,
+        ["export-sales", "--from", "2026-01-01", "--to", "9999-12-31", "--out", str(tmp_path / "x"),
+         "--database-url", database_url],
+    )  # fmt: skip
+    assert result.exit_code == 2, result.output
+    assert result.output.endswith(
+        "pharaon: error: --to 9999-12-31 is the last day a date can hold: give an earlier one\n"
+    )
+    assert not (tmp_path / "x").exists()

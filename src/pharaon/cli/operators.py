@@ -105,7 +105,10 @@ def export_sales(
     from pharaon.service.errors import ServiceError
 
     start = since.replace(tzinfo=UTC)
-    end = until.replace(tzinfo=UTC) + timedelta(days=1)
+    try:
+        end = until.replace(tzinfo=UTC) + timedelta(days=1)
+    except OverflowError:
+        fail(f"--to {until:%Y-%m-%d} is the last day a date can hold: give an earlier one")
     settings = settings_for(database_url)
     with database_for(settings) as db:
         actor = acting(db, as_email, admin=False)
