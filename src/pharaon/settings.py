@@ -42,9 +42,6 @@ class Settings(BaseSettings):
     # at the database's doors (web/database.py); each holds a database connection.
     readers: int = 4
     writers: int = 4
-    # Batches of purchases (and of reveals) a server process writes at once on PostgreSQL, each
-    # on a thread and a connection of its own (SQLite: one).
-    batches_at_once: int = 1
     # Runs a block's sale order is cut into when it is loaded: that many purchases at one
     # price lock that many rows at the same moment, not one (service/runs.py).
     sale_runs: int = 8

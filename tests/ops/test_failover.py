@@ -19,15 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from pharaon.service import loading
-from pharaon.service.clock import utcnow
-from pharaon.store.engine import make_engine, make_sessionmaker
-from pharaon.store.migrate import upgrade
-from tests.conftest import make_block
 from tests.ops.formation import Formation, throwaway_formation
 from tests.ops.proxy import Proxy
 from tests.web.live import LiveServer
-from tests.web.test_faults_postgres import BUYERS, PURCHASES, _burst
+from tests.web.test_faults_postgres import BUYERS, PURCHASES, _burst, ready_for_the_burst
 
 pytestmark = [pytest.mark.postgres, pytest.mark.faults]
 
@@ -41,16 +36,7 @@ def test_primary_killed_mid_burst(
     formation: Formation, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     url = formation.url()
-    engine = make_engine(url)
-    upgrade(engine)
-    with make_sessionmaker(engine).begin() as session:
-        loading.load_block(
-            session=session,
-            block=make_block(100, size=BUYERS * PURCHASES + 40),
-            allow_test=True,
-            actor="test",
-            now=utcnow(),
-        )
+    engine = ready_for_the_burst(url)
     servers = [LiveServer(url, tmp_path / f"server{n}.log", workers=2) for n in (1, 2)]
     proxy = Proxy([s.url for s in servers], tmp_path / "haproxy.log")
     killed: list[float] = []

@@ -36,12 +36,8 @@ BUYERS = 16
 PURCHASES = 10
 
 
-@pytest.fixture
-def faulty(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Engine, LiveServer]]:
-    """A migrated database with a block on the cluster, and a server over it."""
-    with psycopg.connect(cluster.url(), autocommit=True) as conn:
-        conn.execute("CREATE DATABASE pharaon")
-    url = cluster.url("pharaon")
+def ready_for_the_burst(url: str) -> Engine:
+    """An engine on ``url``'s database, migrated, with a block for the burst's purchases."""
     engine = make_engine(url)
     upgrade(engine)
     with make_sessionmaker(engine).begin() as session:
@@ -52,6 +48,16 @@ def faulty(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Engine, LiveServe
             actor="test",
             now=utcnow(),
         )
+    return engine
+
+
+@pytest.fixture
+def faulty(cluster: Cluster, tmp_path: Path) -> Iterator[tuple[Engine, LiveServer]]:
+    """A migrated database with a block on the cluster, and a server over it."""
+    with psycopg.connect(cluster.url(), autocommit=True) as conn:
+        conn.execute("CREATE DATABASE pharaon")
+    url = cluster.url("pharaon")
+    engine = ready_for_the_burst(url)
     live = LiveServer(url, tmp_path / "server.log", workers=2)
     live.start()
     yield engine, live

@@ -194,13 +194,18 @@ def test_metrics_count_routes_purchases_and_read_the_gauges(
     assert _value(after, "pharaon_http_requests_total", **scraped) == 1  # the first scrape
 
 
-def test_a_failing_route_is_counted_as_a_500(
-    engine: Engine, settings: Settings, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def broken_rules(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``GET /api/v1/rules`` fails with a bug (a RuntimeError)."""
+
     def broken() -> None:
         raise RuntimeError("a bug")
 
     monkeypatch.setattr(meta, "rules", broken)
+
+
+@pytest.mark.usefixtures("broken_rules")
+def test_a_failing_route_is_counted_as_a_500(engine: Engine, settings: Settings) -> None:
     app = create_app(settings, engine=engine)
     with TestClient(app, raise_server_exceptions=False) as client:
         r = client.get("/api/v1/rules")
@@ -211,16 +216,10 @@ def test_a_failing_route_is_counted_as_a_500(
     assert _value(samples, "pharaon_http_requests_total", **failed) == 1
 
 
+@pytest.mark.usefixtures("broken_rules")
 def test_a_500_is_logged_once_with_its_traceback_and_the_answer_s_request_id(
-    engine: Engine,
-    settings: Settings,
-    monkeypatch: pytest.MonkeyPatch,
-    caplog: pytest.LogCaptureFixture,
+    engine: Engine, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
-    def broken() -> None:
-        raise RuntimeError("a bug")
-
-    monkeypatch.setattr(meta, "rules", broken)
     app = create_app(settings, engine=engine)
     with TestClient(app, raise_server_exceptions=False) as client:
         mine = client.get("/api/v1/rules?email=ana%40example.org")

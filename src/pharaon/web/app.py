@@ -66,14 +66,9 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     settings = settings or Settings()
     own_engine = engine is None
     # The writers' pool (the readers have one of their own).
-    connections = settings.writers + WRITE_TOGETHER * settings.batches_at_once
+    connections = settings.writers + WRITE_TOGETHER
     engine = engine or make_engine(settings.database_url, pool_size=connections)
-    db = Database(
-        engine,
-        readers=settings.readers,
-        writers=settings.writers,
-        batches_at_once=settings.batches_at_once,
-    )
+    db = Database(engine, readers=settings.readers, writers=settings.writers)
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -93,9 +93,7 @@ class Database:
     ``writers`` for the writes (one on SQLite, whose writes take turns), and a thread per
     function written together; each holds one pooled connection."""
 
-    def __init__(
-        self, engine: Engine, *, readers: int, writers: int, batches_at_once: int = 1
-    ) -> None:
+    def __init__(self, engine: Engine, *, readers: int, writers: int) -> None:
         self.engine = engine
         # The readers' pool: a connection for each reader, and for the reads done together.
         self.transactions = Transactions(engine, readers=readers + READ_TOGETHER)
@@ -109,8 +107,6 @@ class Database:
             turn=self.transactions.turn,
         )
         self._together: dict[Any, _Door[Any, Any]] = {}
-        # Batches of one kind written at once (SQLite: one, its writes take turns).
-        self._batches = batches_at_once if writers_at_once(engine) is None else 1
         self._together_lock = threading.Lock()
         self._pinging = False
 
@@ -121,7 +117,7 @@ class Database:
     async def read_together(self, fn: ReadTogether[Job, Answer], request: Job) -> Answer:
         """``request``'s answer from ``fn``, read with the other requests for ``fn`` waiting
         meanwhile; the :class:`ServiceError` that refused it is raised."""
-        door = self._door(fn, partial(self._read_together, fn), turn=nullcontext, threads=1)
+        door = self._door(fn, partial(self._read_together, fn), turn=nullcontext)
         return cast(Answer, await door.ask(request))
 
     async def write(self, fn: Callable[..., T | ServiceError], /, **kwargs: Any) -> T:
@@ -135,12 +131,7 @@ class Database:
     async def write_together(self, fn: Together[Job, Answer], request: Job) -> Answer:
         """``request``'s answer from ``fn``, run with the other requests for ``fn`` waiting
         meanwhile in one transaction; the :class:`ServiceError` that refused it is raised."""
-        door = self._door(
-            fn,
-            partial(self._write_together, fn),
-            turn=self.transactions.turn,
-            threads=self._batches,
-        )
+        door = self._door(fn, partial(self._write_together, fn), turn=self.transactions.turn)
         return cast(Answer, await door.ask(request))
 
     async def ping(self, seconds: float) -> bool:
@@ -171,14 +162,13 @@ class Database:
         serve: Callable[[list[Any]], Sequence[Any]],
         *,
         turn: Callable[[], AbstractContextManager[None]],
-        threads: int,
     ) -> _Door[Any, Any]:
-        """The door of the requests for ``fn`` served together (threads of its own)."""
+        """The door of the requests for ``fn`` served together (a thread of its own)."""
         with self._together_lock:
             door = self._together.get(fn)
             if door is None:
                 name = getattr(fn, "__qualname__", "together").replace(".", "-")
-                door = self._together[fn] = _Door(name, serve, threads=threads, turn=turn)
+                door = self._together[fn] = _Door(name, serve, threads=1, turn=turn)
         return door
 
     def _read_together(self, fn: ReadTogether[Job, Answer], requests: list[Job]) -> list[Any]:
