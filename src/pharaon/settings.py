@@ -16,7 +16,7 @@ def _var() -> Path:
     return base / "var"
 
 
-def _default_database_url() -> str:
+def default_database_url() -> str:
     return f"sqlite:///{_var() / 'pharaon.db'}"
 
 
@@ -25,7 +25,7 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="PHARAON_", extra="ignore")
 
-    database_url: str = _default_database_url()
+    database_url: str = default_database_url()
     # Where `serve`'s first start keeps the vendor and operator key files of its blocks.
     keys_dir: Path = _var() / "keys"
     allow_test_blocks: bool = False

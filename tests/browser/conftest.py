@@ -160,7 +160,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         blocks_dir=work,
         log=work / "server.log",
     )
-    server.cli("db", "upgrade")
+    server.cli("db", "upgrade", "--create")
     for price in PRICES:
         server.load_block(price, 1)
     with server.log.open("wb") as log:

@@ -11,8 +11,9 @@ from pharaon.pool.blockfile import Block, write_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
 
-VENDOR = "0f" * 16
-OPERATOR = "a5" * 16
+# Fixed keys: reproducible test blocks (never keys of a real block).
+VENDOR = "00112233445566778899aabbccddeeff"
+OPERATOR = "f0e1d2c3b4a5968778695a4b3c2d1e0f"
 
 
 @pytest.fixture(scope="session")

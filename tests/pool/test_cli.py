@@ -173,6 +173,20 @@ def test_keys_on_the_command_line_are_refused(tmp_path: Path) -> None:
     assert not out.exists()
 
 
+def test_a_weak_key_file_is_refused_in_one_line(key_files: dict[str, Path], tmp_path: Path) -> None:
+    weak = tmp_path / "zero.key"
+    weak.write_text("00" * 32 + "\n")
+    weak.chmod(0o600)
+    out = tmp_path / "x.parquet"
+    args = ["--vendor-key-file", str(weak), "--operator-key-file", str(key_files["operator"])]
+    code, stdout, err = _run("generate", "--price", "1", "--out", str(out), *args)
+    assert code == 2
+    assert "the vendor key is weak (1 distinct byte values" in err
+    assert len(err.strip().splitlines()) == 1
+    assert "Traceback" not in err + stdout
+    assert not out.exists()
+
+
 def test_keys_new_never_overwrites(key_files: dict[str, Path]) -> None:
     before = key_files["vendor"].read_bytes()
     code, _, err = _run("keys", "new", "--out", str(key_files["vendor"]))

@@ -66,7 +66,10 @@ def test_same_keys_same_block_other_keys_other_block(small_block: Block) -> None
     assert np.array_equal(again.units, small_block.units)
     assert again.manifest == small_block.manifest
     other = generate_block(
-        100, design=test_design(1_000), vendor_key=VENDOR, operator_key="5a" * 16
+        100,
+        design=test_design(1_000),
+        vendor_key=VENDOR,
+        operator_key="0123456789abcdeffedcba9876543210",
     )
     assert not np.array_equal(other.units, small_block.units)
     assert other.manifest.merkle_root != small_block.manifest.merkle_root

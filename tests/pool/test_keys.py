@@ -38,7 +38,13 @@ def test_a_key_file_readable_by_others_is_refused(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     ("text", "message"),
-    [("not a key at all", "hexadecimal digits"), ("00" * 8, "16 to 64 bytes")],
+    [
+        ("not a key at all", "hexadecimal digits"),
+        ("00" * 8, "16 to 64 bytes"),
+        ("00" * 32, r"weak \(1 distinct byte values"),
+        ("0f" * 32, r"weak \(1 distinct byte values"),
+        ("0123456789abcd" * 4, r"weak \(7 distinct byte values"),
+    ],
 )
 def test_a_bad_key_file_is_refused_without_showing_its_text(
     text: str, message: str, tmp_path: Path

@@ -83,7 +83,9 @@ def test_malformed_keys(text: str, message: str) -> None:
 
 
 def test_parse_key_accepts_hex_with_prefix_and_case() -> None:
-    assert parse_key("0x" + "AB" * 16, "operator") == bytes([0xAB] * 16)
+    assert (
+        parse_key("0x" + "0123456789ABCDEF" * 2, "operator") == bytes(range(0x01, 0x100, 0x22)) * 2
+    )
 
 
 def test_the_permutation_is_a_permutation_and_follows_the_key() -> None:

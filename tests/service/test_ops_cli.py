@@ -25,7 +25,7 @@ def test_upgrade_load_list_deactivate_audit(database_url: str, tmp_path: Path) -
     code, _, err = _run("blocks", "list", "--database-url", database_url)
     assert code == 2
     assert "pharaon db upgrade" in err
-    assert _run("db", "upgrade", "--database-url", database_url)[0] == 0
+    assert _run("db", "upgrade", "--create", "--database-url", database_url)[0] == 0
     code, _, err = _run(
         "blocks", "load", str(path), "--database-url", database_url, allow_test=False
     )

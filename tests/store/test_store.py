@@ -132,13 +132,14 @@ def test_a_multi_host_url_reaches_the_host_that_answers(database_url: str) -> No
         engine.dispose()
 
 
-def test_a_sqlite_url_whose_folder_is_missing_is_refused_unless_made(tmp_path: Path) -> None:
-    missing = f"sqlite:///{tmp_path / 'no' / 'such' / 'p.db'}"
-    with pytest.raises(DatabaseUrlError, match="no folder"):
+@pytest.mark.parametrize("where", ["no/such/p.db", "p.db"])
+def test_a_sqlite_database_not_there_is_refused_unless_made(where: str, tmp_path: Path) -> None:
+    missing = f"sqlite:///{tmp_path / where}"
+    with pytest.raises(DatabaseUrlError, match=r"no SQLite database .*db upgrade --create"):
         make_engine(missing, create=False)
-    assert not (tmp_path / "no").exists()
+    assert list(tmp_path.iterdir()) == []
     make_engine(missing).dispose()
-    assert (tmp_path / "no" / "such").is_dir()
+    assert (tmp_path / where).parent.is_dir()
 
 
 def test_a_reader_reads_beside_a_writer(engine: Engine) -> None:

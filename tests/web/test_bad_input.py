@@ -32,6 +32,20 @@ BAD_BODIES: list[tuple[str, str, Any]] = [
         "/players",
         {"email": "a@ex.org", "password": "x" * 9, "birth_date": "1990-01-01", "x": 1},
     ),
+    # A NUL in any string (PostgreSQL refuses it in text): refused at the door, on both.
+    (
+        "POST",
+        "/players",
+        {"email": "a\x00@ex.org", "password": "x" * 9, "birth_date": "1990-01-01"},
+    ),
+    (
+        "POST",
+        "/players",
+        {"email": "a@ex.org", "password": "x\x00" * 9, "birth_date": "1990-01-01"},
+    ),
+    ("POST", "/sessions", {"email": "a\x00@example.org", "password": "x" * 9}),
+    ("PUT", "/me/password", {"current_password": "x" * 9, "new_password": "y\x00" * 9}),
+    ("POST", "/me/closure", {"password": "\x00"}),
     ("POST", "/sessions", {"email": "a@example.org"}),
     ("POST", "/sessions", {"email": 1, "password": 2}),
     ("PUT", "/me/limits", {"daily_cents": "100", "weekly_cents": None, "monthly_cents": None}),

@@ -37,7 +37,14 @@ from tests.conftest import BlockLoader, Player, make_block
 from tests.web.cluster import Cluster
 from tests.web.test_live import _sign_up
 from tests.web.test_operator_api import _log_in, _operator
-from tests.web.test_serve import _connections_by_process, _serve, _stop, _wait, _workers
+from tests.web.test_serve import (
+    _connections_by_process,
+    _create,
+    _serve,
+    _stop,
+    _wait,
+    _workers,
+)
 
 AWAY = {"error": "unavailable", "detail": "the database is unavailable; try again shortly"}
 
@@ -403,6 +410,7 @@ def test_a_stopped_single_worker_server_removes_its_metrics_folder(
     (tmp_path / "tmp").mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     log = tmp_path / "one.log"
+    _create(f"sqlite:///{tmp_path / 'one.db'}")
     process, base = _serve(f"sqlite:///{tmp_path / 'one.db'}", log, "--no-first-start")
     try:
         _wait(process, base, log, 90)

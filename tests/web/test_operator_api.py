@@ -188,6 +188,16 @@ def test_upload_a_block_and_read_a_player(
     assert sum(x["amount_cents"] for x in folder["ledger"]) == folder["player"]["balance_cents"]
     assert folder["limits"]["daily_cents"] is None
     assert client.get("/api/v1/operator/players/99999", headers=analyst).status_code == 404
+    # Values the database would refuse are refused at the door, on both databases.
+    for route, params in [
+        ("/players", {"email": "ana\x00"}),
+        ("/players/99999999999", {}),
+        ("/audit", {"offset": "9223372036854775808"}),
+        ("/audit", {"kind": "sale\x00"}),
+        ("/audit", {"actor": "\x00"}),
+    ]:
+        r = client.get(f"/api/v1/operator{route}", params=params, headers=analyst)
+        assert (r.status_code, r.json()["error"]) == (422, "validation_error"), (route, r.text)
 
 
 def test_export_as_a_zip_names_who_took_it(

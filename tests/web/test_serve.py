@@ -18,7 +18,7 @@ import httpx
 import pytest
 from sqlalchemy import Engine
 
-from pharaon.pool.keys import commitment, read_key_file
+from pharaon.pool.keys import commitment, new_key, read_key_file, write_key_file
 from pharaon.service import sealing
 from pharaon.settings import Settings
 from tests.web.live import free_port
@@ -53,7 +53,15 @@ def _stop(process: subprocess.Popen[bytes]) -> None:
     process.wait(20)
 
 
+def _create(database_url: str) -> None:
+    """`pharaon db upgrade --create`: the way to a new SQLite database."""
+    args = [sys.executable, "-m", "pharaon", "db", "upgrade", "--create"]
+    done = subprocess.run([*args, "--database-url", database_url], capture_output=True, check=False)
+    assert done.returncode == 0, done.stderr
+
+
 def test_serve_without_first_start(database_url: str, tmp_path: Path) -> None:
+    _create(database_url)
     log = tmp_path / "serve.log"
     process, url = _serve(database_url, log, "--no-first-start")
     try:
@@ -169,8 +177,19 @@ def test_serve_refuses_a_bad_url(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_first_start_loads_one_block_per_price(tmp_path: Path) -> None:
+    """A SQLite path not there is refused (a mistyped path makes no new database, no keys),
+    then made by `pharaon db upgrade --create`, where the first start loads the blocks."""
     log = tmp_path / "first.log"
-    process, url = _serve(f"sqlite:///{tmp_path / 'first.db'}", log)
+    database = tmp_path / "first.db"
+    process, _ = _serve(f"sqlite:///{database}", log)
+    assert process.wait(60) == 2
+    assert log.read_text().endswith(
+        f"pharaon: error: no SQLite database {database}: make one with "
+        "`pharaon db upgrade --create`\n"
+    )
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["first.log"]
+    _create(f"sqlite:///{database}")
+    process, url = _serve(f"sqlite:///{database}", log)
     try:
         _wait(process, url, log, 600)
         for stake in (100, 200, 300):
@@ -196,6 +215,7 @@ def test_first_start_loads_one_block_per_price(tmp_path: Path) -> None:
 def test_a_worker_starts_without_the_block_factory(tmp_path: Path) -> None:
     # numba, LLVM and pyarrow cost a worker ~100 MB of RSS; only a block upload or an export
     # (operator routes) loads them, when asked.
+    _create(f"sqlite:///{tmp_path / 'lean.db'}")
     loaded = subprocess.run(
         [
             sys.executable,
@@ -245,3 +265,21 @@ def test_serve_refuses_a_key_folder_the_operators_were_not_added_with(
         _wait(process, url, log, 60)
     finally:
         _stop(process)
+
+
+def test_serve_refuses_a_key_file_others_can_read(database_url: str, tmp_path: Path) -> None:
+    """Any key file of the key folder (the first start's block keys, the TOTP key) open to
+    others stops the start with one line, before anything is written."""
+    _create(database_url)
+    keys = tmp_path / "keys"
+    keys.mkdir(mode=0o700)
+    vendor = keys / "vendor.key"
+    write_key_file(vendor, new_key())
+    vendor.chmod(0o644)
+    log = tmp_path / "open.log"
+    process, _ = _serve(database_url, log, "--no-first-start")
+    assert process.wait(60) == 2
+    assert log.read_text().endswith(
+        f"pharaon: error: the key file {vendor} can be read by others (mode 0644): chmod 600 it\n"
+    )
+    assert [p.name for p in keys.iterdir()] == ["vendor.key"]  # nothing written

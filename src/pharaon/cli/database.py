@@ -35,18 +35,24 @@ def settings_for(database_url: str | None) -> Settings:
 
 
 @contextmanager
-def database_for(settings: Settings, *, migrate: bool = False) -> Iterator[Transactions]:
+def database_for(
+    settings: Settings, *, migrate: bool = False, create: bool = False
+) -> Iterator[Transactions]:
     """Transactions on the settings' database, its schema migrated first if ``migrate``, else
-    required current; any database error ends the command with one line."""
+    required current; any database error ends the command with one line. A SQLite database
+    is made only if ``create`` or at the default path (``var/pharaon.db``): a mistyped path
+    is an error."""
     from sqlalchemy.exc import SQLAlchemyError
 
+    from pharaon.settings import default_database_url
     from pharaon.store.engine import DatabaseUrlError, make_engine
     from pharaon.store.faults import DatabaseRefusedValueError, DatabaseUnavailableError
     from pharaon.store.migrate import is_current, upgrade
     from pharaon.store.transactions import Transactions
 
     try:
-        engine = make_engine(settings.database_url)
+        create = create or settings.database_url == default_database_url()
+        engine = make_engine(settings.database_url, create=create)
     except DatabaseUrlError as exc:
         fail(str(exc))
     try:

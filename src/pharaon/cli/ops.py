@@ -34,10 +34,15 @@ app.add_command(blocks_app)
 
 @db_app.command("upgrade")
 @database_url_option
-def db_upgrade(database_url: str | None) -> None:
+@click.option(
+    "--create",
+    is_flag=True,
+    help="Make the SQLite database if it is not there (else a missing file is an error).",
+)
+def db_upgrade(database_url: str | None, create: bool) -> None:
     """Create or migrate the database schema to the newest revision."""
     settings = settings_for(database_url)
-    with database_for(settings, migrate=True):
+    with database_for(settings, migrate=True, create=create):
         click.echo("database schema is current")
 
 
@@ -170,9 +175,16 @@ def audit_command(database_url: str | None, head: bool, checkpoints: Path | None
 
 
 def _check_keys(db: Transactions, settings: Settings) -> None:
-    """Stop the start with one line if the operators could not log in: their TOTP secrets do
-    not open with the key folder's file (a wrong PHARAON_KEYS_DIR, a file others can read)."""
+    """Stop the start with one line if a key file of the key folder can be read by others, or
+    if the operators could not log in: their TOTP secrets do not open with the key folder's
+    file (a wrong PHARAON_KEYS_DIR)."""
+    from pharaon.pool.keys import SeedKeyError, check_key_folder
     from pharaon.service import operators, sealing
+
+    try:
+        check_key_folder(settings.keys_dir)
+    except SeedKeyError as exc:
+        fail(str(exc))
 
     problem: sealing.SealingError | None = None
     try:

@@ -18,6 +18,9 @@ from pathlib import Path
 NEW_KEY_BYTES = 32
 KEY_BYTES_MIN = 16
 KEY_BYTES_MAX = 64
+# A key of fewer distinct byte values than this is refused as weak (all zero, one byte
+# repeated, a short pattern): 16 bytes from ``secrets`` have fewer with odds below 1e-9.
+KEY_DISTINCT_BYTES_MIN = 8
 
 
 class SeedKeyError(ValueError):
@@ -25,14 +28,21 @@ class SeedKeyError(ValueError):
 
 
 def parse_key(text: str, who: str) -> bytes:
-    """A key written in hex (a key file's text); ``who`` is 'vendor' or 'operator'. Errors
-    never repeat the text: it may be a key."""
+    """A key written in hex (a key file's text); ``who`` is 'vendor' or 'operator'. A weak key
+    (see :data:`KEY_DISTINCT_BYTES_MIN`) is refused. Errors never repeat the text: it may be a
+    key."""
     cleaned = text.strip().lower().removeprefix("0x")
     try:
         key = bytes.fromhex(cleaned)
     except ValueError:
         raise SeedKeyError(f"the {who} key must be hexadecimal digits") from None
     check_key(key, who)
+    distinct = len(set(key))
+    if distinct < KEY_DISTINCT_BYTES_MIN:
+        raise SeedKeyError(
+            f"the {who} key is weak ({distinct} distinct byte values, at least "
+            f"{KEY_DISTINCT_BYTES_MIN} needed): make one with `pharaon keys new`"
+        )
     return key
 
 
@@ -74,13 +84,7 @@ def read_key_file(path: Path, who: str) -> bytes:
     with one line if it is missing, readable by others, or not a key."""
     where = f"the {who} key file {path}"
     try:
-        mode = path.stat().st_mode
-        if not stat.S_ISREG(mode):
-            raise SeedKeyError(f"{where} is not a regular file")
-        if mode & 0o077:
-            raise SeedKeyError(
-                f"{where} can be read by others (mode {stat.S_IMODE(mode):04o}): chmod 600 it"
-            )
+        _check_private(path, where)
         text = path.read_text("ascii")
     except FileNotFoundError:
         raise SeedKeyError(f"{where} does not exist") from None
@@ -92,3 +96,24 @@ def read_key_file(path: Path, who: str) -> bytes:
         return parse_key(text, who)
     except SeedKeyError as exc:
         raise SeedKeyError(f"{where}: {exc}") from None
+
+
+def _check_private(path: Path, where: str) -> None:
+    mode = path.stat().st_mode
+    if not stat.S_ISREG(mode):
+        raise SeedKeyError(f"{where} is not a regular file")
+    if mode & 0o077:
+        raise SeedKeyError(
+            f"{where} can be read by others (mode {stat.S_IMODE(mode):04o}): chmod 600 it"
+        )
+
+
+def check_key_folder(folder: Path) -> None:
+    """Raise :class:`SeedKeyError` with one line if a key file (``*.key``) in ``folder`` is
+    not a regular file its owner alone can read; a folder not there yet holds none."""
+    try:
+        paths = sorted(folder.glob("*.key"))
+        for path in paths:
+            _check_private(path, f"the key file {path}")
+    except OSError as exc:
+        raise SeedKeyError(f"cannot read the key folder {folder}: {exc.strerror}") from None

@@ -87,8 +87,8 @@ def make_engine(
     url: str, *, pool_size: int = 10, create: bool = True, reading: bool = False
 ) -> Engine:
     """An engine for ``url``: for write transactions, or with ``reading`` for read ones (see
-    the module's docstring). For a SQLite file, its folder must exist unless ``create`` (then
-    it is made)."""
+    the module's docstring). A SQLite file must exist unless ``create`` (then it is made, with
+    its folder)."""
     url = normalise_url(url)
     parsed = make_url(url)
     if parsed.get_backend_name() == "sqlite":
@@ -141,8 +141,11 @@ def _sqlite_engine(url: str, parsed: URL, *, pool_size: int, create: bool, readi
         pass  # a reader makes nothing: a database not there fails at the connect
     elif create:
         folder.mkdir(parents=True, exist_ok=True)
-    elif not folder.is_dir():
-        raise DatabaseUrlError(f"no folder {folder} for the SQLite database {database}")
+    elif not Path(database).is_file():
+        # A mistyped path is an error, not a new empty database (and a server on it).
+        raise DatabaseUrlError(
+            f"no SQLite database {database}: make one with `pharaon db upgrade --create`"
+        )
     engine = create_engine(
         url,
         hide_parameters=True,

@@ -67,7 +67,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     own_engine = engine is None
     # The writers' pool (the readers have one of their own).
     connections = settings.writers + WRITE_TOGETHER
-    engine = engine or make_engine(settings.database_url, pool_size=connections)
+    engine = engine or make_engine(settings.database_url, pool_size=connections, create=False)
     db = Database(engine, readers=settings.readers, writers=settings.writers)
 
     @asynccontextmanager

@@ -45,6 +45,7 @@ from pharaon.web.deps import (
     verified,
 )
 from pharaon.web.schemas import (
+    NO_NUL,
     AuditCheckOut,
     AuditLineOut,
     AuditPageOut,
@@ -175,8 +176,8 @@ async def audit_log(
     db: DatabaseDep,
     offset: Annotated[int, Query(ge=0, le=2**31 - 1)] = 0,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
-    kind: Annotated[str | None, Query(max_length=32)] = None,
-    actor: Annotated[str | None, Query(max_length=80)] = None,
+    kind: Annotated[str | None, Query(max_length=32, pattern=NO_NUL)] = None,
+    actor: Annotated[str | None, Query(max_length=80, pattern=NO_NUL)] = None,
 ) -> AuditPageOut:
     """The audit log, newest first, paged and filtered by kind and actor."""
     page = await db.read(audit_view.audit_page, offset=offset, limit=limit, kind=kind, actor=actor)
@@ -195,7 +196,7 @@ async def audit_check(_current: CurrentOperator, db: DatabaseDep) -> AuditCheckO
 async def search_players(
     _current: CurrentOperator,
     db: DatabaseDep,
-    email: Annotated[str, Query(min_length=1, max_length=254)],
+    email: Annotated[str, Query(min_length=1, max_length=254, pattern=NO_NUL)],
 ) -> list[PlayerLineOut]:
     """Players whose e-mail contains ``email`` (at most 50)."""
     found = await db.read(player_view.search, email=email, now=utcnow())
