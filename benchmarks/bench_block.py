@@ -35,8 +35,8 @@ from pharaon.pool.design import default_design
 from pharaon.pool.generate import generate_block
 from pharaon.pool.verify import verify_block
 
-VENDOR = "0f" * 16
-OPERATOR = "a5" * 16
+VENDOR = "00112233445566778899aabbccddeeff"  # fixed keys: a reproducible run
+OPERATOR = "f0e1d2c3b4a5968778695a4b3c2d1e0f"
 
 
 def numpy_reference() -> tuple[float, float]:
