@@ -1,9 +1,12 @@
 // The console's words, French first and English on the switch. The choice of language is the
-// player page's (same storage), so lang/setLang/formatWhen come from there; only the table is ours.
+// player page's (same storage), so lang/setLang come from there; only the table is ours. Times are
+// shown in Paris time, whatever the operator's machine says; the reports' days are UTC days.
 
-import { formatWhen, lang, setLang, translator } from "../../js/i18n.js";
+import { lang, setLang, translator } from "../../js/i18n.js";
 
-export { formatWhen, lang, setLang };
+export { lang, setLang };
+
+export const TIME_ZONE = "Europe/Paris";
 
 const TEXT = {
   fr: {
@@ -137,6 +140,26 @@ const TEXT = {
     err_csrf: "Refusé : la session de la page n'est plus valable, reconnectez-vous.",
     err_network: "Le serveur ne répond pas ; réessayez.",
     err_other: "Erreur {status} : {detail}",
+    err_code_block_refused: "Fichier de bloc refusé : {detail}",
+    err_code_conflict: "Refusé : l'opération entre en conflit avec l'état actuel.",
+    err_code_not_found: "Introuvable : l'élément demandé n'existe pas (ou plus).",
+    err_code_validation_error: "Saisie refusée : vérifiez les champs du formulaire.",
+    err_code_unavailable: "Base de données indisponible pour l'instant ; réessayez dans quelques secondes.",
+    err_code_locked_out: "Trop d'essais de connexion : compte bloqué pour un moment.",
+    err_code_internal_error: "Le serveur a échoué ; rien n'a été modifié.",
+    err_code_too_large: "Fichier trop volumineux pour le serveur.",
+    err_code_forbidden: "Refusé (403) : réservé aux administrateurs.",
+    block_already_loaded: "le bloc {block} est déjà chargé (n° {id}).",
+    block_test_refused: "c'est un bloc de test ; ce serveur n'accepte pas les blocs de test.",
+    block_other_game: "ce bloc n'est pas un bloc du jeu Pharaon.",
+    block_failed: "la vérification a échoué (détail technique : {detail}).",
+    ledger_deposit: "Dépôt",
+    ledger_stake: "Mise",
+    ledger_auto_lot: "Lot (partie Auto)",
+    ledger_jouer_lot: "Lot (partie Jouer, 4e grille découverte)",
+    ledger_withdrawal: "Retrait",
+    times_note:
+      "Heures affichées à l'heure de Paris. Les jours des rapports et des exports vont de minuit à minuit UTC (de 1 h à 1 h à Paris en hiver, de 2 h à 2 h en été).",
   },
   en: {
     switch_to: "Français",
@@ -267,6 +290,26 @@ const TEXT = {
     err_csrf: "Refused: the page's session is no longer valid, log in again.",
     err_network: "The server does not answer; try again.",
     err_other: "Error {status}: {detail}",
+    err_code_block_refused: "Block file refused: {detail}",
+    err_code_conflict: "Refused: this conflicts with the current state.",
+    err_code_not_found: "Not found: the item asked for does not exist (any more).",
+    err_code_validation_error: "Input refused: check the form's fields.",
+    err_code_unavailable: "The database is unavailable for now; try again in a few seconds.",
+    err_code_locked_out: "Too many log-in attempts: account locked for a while.",
+    err_code_internal_error: "The server failed; nothing was changed.",
+    err_code_too_large: "File too large for the server.",
+    err_code_forbidden: "Refused (403): for administrators only.",
+    block_already_loaded: "block {block} is already loaded (no. {id}).",
+    block_test_refused: "this is a test block; this server takes no test blocks.",
+    block_other_game: "this block is not one of the Pharaon game.",
+    block_failed: "its verification failed (technical detail: {detail}).",
+    ledger_deposit: "Deposit",
+    ledger_stake: "Stake",
+    ledger_auto_lot: "Prize (Auto play)",
+    ledger_jouer_lot: "Prize (Jouer play, 4th grid uncovered)",
+    ledger_withdrawal: "Withdrawal",
+    times_note:
+      "Times shown in Paris time. The reports' and exports' days run from midnight to midnight UTC (1 am to 1 am in Paris in winter, 2 am to 2 am in summer).",
   },
 };
 
@@ -277,4 +320,34 @@ export function formatRate(bp) {
   if (bp === null || bp === undefined) return "—";
   const text = `${Math.floor(bp / 100)},${String(bp % 100).padStart(2, "0")}`;
   return `${text}\u00a0%`;
+}
+
+/** A moment (ISO 8601) as a date and time in Paris, in the console's language. */
+export function formatWhen(iso) {
+  const date = new Date(iso);
+  if (Number.isNaN(date.getTime())) return iso;
+  return new Intl.DateTimeFormat(lang() === "en" ? "en-GB" : "fr-FR", {
+    dateStyle: "short",
+    timeStyle: "short",
+    timeZone: TIME_ZONE,
+  }).format(date);
+}
+
+/** A ledger entry's kind in words: a purchase's entries are the stake (negative) or, for an
+ * Auto play, its lot (positive); a Jouer play's lot is a "prize" entry at its fourth grid. */
+export function ledgerKind(kind, amountCents) {
+  if (kind === "purchase") return t(amountCents < 0 ? "ledger_stake" : "ledger_auto_lot");
+  if (kind === "prize") return t("ledger_jouer_lot");
+  if (kind === "deposit") return t("ledger_deposit");
+  if (kind === "withdrawal") return t("ledger_withdrawal");
+  return kind;
+}
+
+/** Why a block file was refused, from the server's detail (English, for logs and scripts). */
+export function blockRefusal(detail) {
+  const loaded = /^block (\S+) is already loaded \(block id (\d+)\)/.exec(detail);
+  if (loaded) return t("block_already_loaded", { block: loaded[1], id: loaded[2] });
+  if (detail.startsWith("this is a test block")) return t("block_test_refused");
+  if (detail.startsWith("block is for game")) return t("block_other_game");
+  return t("block_failed", { detail });
 }

@@ -3,7 +3,7 @@
 
 import { formatCents, formatStake } from "../../js/money.js";
 import { api } from "./api.js";
-import { formatWhen, t } from "./i18n.js";
+import { formatWhen, ledgerKind, t } from "./i18n.js";
 import { $, busy, el, table } from "./shared.js";
 
 let found = null;
@@ -146,7 +146,7 @@ function renderFile() {
           {},
           el("td", { text: String(x.transaction_id) }),
           el("td", { text: formatWhen(x.created_at) }),
-          el("td", { text: x.kind }),
+          el("td", { class: "kind", dataset: { kind: x.kind }, text: ledgerKind(x.kind, x.amount_cents) }),
           el("td", {
             class: `num ${x.amount_cents < 0 ? "minus" : ""}`,
             text: formatCents(x.amount_cents),

@@ -1,7 +1,7 @@
 // What the console's screens share: who is logged in, the message line, errors, a busy button.
 
 import { ApiError } from "../../js/api.js";
-import { t } from "./i18n.js";
+import { blockRefusal, t } from "./i18n.js";
 
 export { el } from "../../js/ui.js";
 
@@ -42,13 +42,32 @@ export function sayError(error) {
     say(() => t("err_network"), "error");
     return;
   }
-  const params = { status: error.status, detail: error.detail };
   if (error.code === "csrf") say(() => t("err_csrf"), "error");
-  else if (error.status === 403) say(() => t("err_forbidden", params), "error");
   else if (error.status === 401) {
     say(() => t("err_unauthorized"), "error");
     document.dispatchEvent(new CustomEvent("console:logged-out"));
-  } else say(() => t("err_other", params), "error");
+  } else say(() => errorText(error), "error");
+}
+
+// The server's error codes (docs/api.md) said in the console's words; its detail is English,
+// kept for the logs and scripts, and shown only where no sentence says it better.
+const SAID = new Set([
+  "conflict",
+  "not_found",
+  "validation_error",
+  "unavailable",
+  "locked_out",
+  "internal_error",
+  "too_large",
+]);
+
+function errorText(error) {
+  if (error.code === "block_refused") {
+    return t("err_code_block_refused", { detail: blockRefusal(error.detail) });
+  }
+  if (error.status === 403) return t("err_code_forbidden");
+  if (SAID.has(error.code)) return t(`err_code_${error.code}`);
+  return t("err_other", { status: error.status, detail: error.detail });
 }
 
 /** Run `action` with `button` (if any) disabled; errors are said, never thrown. */

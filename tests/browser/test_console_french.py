@@ -1,0 +1,136 @@
+"""The console speaks French throughout (issue 29, item 4): the server's errors said from their
+codes, ledger entries named for what they are, and times in Paris time whatever the operator's
+machine says, with the reports' UTC days stated. In Chromium, on a machine set to New York."""
+
+from __future__ import annotations
+
+import re
+import secrets
+from collections.abc import Iterator
+from datetime import datetime
+from urllib.parse import quote
+from zoneinfo import ZoneInfo
+
+import httpx
+import pytest
+from playwright.sync_api import Browser, Page, expect
+
+from pharaon.game.money import format_cents
+from tests.browser.conftest import Server
+from tests.browser.helpers import PASSWORD, new_email
+from tests.browser.test_console import log_in, operator_get, tab
+
+pytestmark = pytest.mark.browser
+
+PARIS = ZoneInfo("Europe/Paris")
+RAW_KINDS = {"purchase", "prize", "deposit"}
+# One admin per test: a TOTP code opens one session, and both tests log in within 30 s.
+ADMINS = ("errors@example.org", "ledger@example.org")
+
+
+@pytest.fixture(scope="module")
+def admins(server: Server) -> dict[str, str]:
+    for email in ADMINS:
+        if email not in server.totp_secrets:
+            server.add_operator(email, "admin")
+    return server.totp_secrets
+
+
+@pytest.fixture
+def far_console(browser: Browser, server: Server) -> Iterator[Page]:
+    """The console in a browser whose clock is New York's and whose locale is American."""
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800},
+        base_url=server.url,
+        timezone_id="America/New_York",
+        locale="en-US",
+    )
+    context.set_default_timeout(15_000)
+    page = context.new_page()
+    page.goto("/operator/")
+    yield page
+    context.close()
+
+
+def _player_with_an_auto_lot(server: Server) -> str:
+    """A player who deposited and bought Auto plays at 1 € until one won a lot."""
+    email = new_email()
+    with httpx.Client(base_url=f"{server.url}/api/v1", timeout=10) as http:
+        body = {"email": email, "password": PASSWORD, "birth_date": "1990-05-17"}
+        assert http.post("/players", json=body).status_code == 201
+        token = http.post("/sessions", json={"email": email, "password": PASSWORD}).json()
+        http.cookies.clear()
+        auth = {"Authorization": f"Bearer {token['token']}"}
+
+        def post(path: str, body: dict[str, object]) -> dict[str, object]:
+            headers = {**auth, "Idempotency-Key": secrets.token_hex(16)}
+            answer = http.post(path, json=body, headers=headers)
+            assert answer.status_code == 201, answer.text
+            return dict(answer.json())
+
+        post("/deposits", {"amount_cents": 4_000})
+        for _ in range(40):  # a lot about once in four units: no lot in 40 is ~1e-5
+            if post("/plays", {"stake_cents": 100, "mode": "auto"})["prize_cents"]:
+                return email
+    raise AssertionError("no lot in 40 Auto plays")
+
+
+def test_errors_are_said_in_french(
+    far_console: Page, server: Server, admins: dict[str, str]
+) -> None:
+    page = far_console
+    log_in(page, ADMINS[0], admins[ADMINS[0]])
+    loaded = server.blocks_dir / "block-100-1.parquet"  # the server's own, loaded at its start
+    page.set_input_files("#upload-file", str(loaded))
+    with page.expect_response(lambda r: r.url.endswith("/api/v1/operator/blocks")) as answer:
+        page.locator("#upload-submit").click()
+    assert answer.value.status == 409
+    assert "is already loaded" in answer.value.json()["detail"]  # the server's words stay
+    message = page.locator("#message")
+    expect(message).to_contain_text(
+        re.compile(
+            rf"Fichier de bloc refusé : le bloc \S+ est déjà chargé \(n° {server.blocks[100]}\)\."
+        )
+    )
+    expect(message).not_to_contain_text("already")
+    expect(message).not_to_contain_text("Erreur 409")
+
+
+def test_ledger_kinds_and_times_in_paris(
+    far_console: Page, server: Server, admins: dict[str, str]
+) -> None:
+    page = far_console
+    player = _player_with_an_auto_lot(server)
+    log_in(page, ADMINS[1], admins[ADMINS[1]])
+    tab(page, "Ventes")
+    expect(page.locator("#times-note")).to_contain_text("heure de Paris")
+    expect(page.locator("#times-note")).to_contain_text("minuit à minuit UTC")
+
+    tab(page, "Joueurs")
+    page.fill("#players-email", player)
+    page.locator("#players-submit").click()
+    page.locator("#players-rows tr").get_by_role("button").click()
+    expect(page.locator("#file-title")).to_contain_text(player)
+    found = operator_get(page, f"/players?email={quote(player)}")
+    file = operator_get(page, f"/players/{found[0]['player_id']}")
+
+    rows = page.locator("#file-ledger tbody tr")
+    expect(rows).to_have_count(len(file["ledger"]))
+    expected = {
+        ("deposit", True): "Dépôt",
+        ("purchase", False): "Mise",
+        ("purchase", True): "Lot (partie Auto)",
+    }
+    shown: set[str] = set()
+    for index, entry in enumerate(file["ledger"]):
+        cells = rows.nth(index).locator("td")
+        want = expected[(entry["kind"], entry["amount_cents"] > 0)]
+        expect(cells.nth(2)).to_have_text(want)
+        expect(cells.nth(3)).to_have_text(format_cents(entry["amount_cents"]))
+        # The time of the entry in Paris, not New York, not UTC.
+        paris = datetime.fromisoformat(entry["created_at"]).astimezone(PARIS)
+        expect(cells.nth(1)).to_have_text(paris.strftime("%d/%m/%Y %H:%M"))
+        shown.add(want)
+    assert shown == set(expected.values())  # a deposit, stakes and an Auto lot were all there
+    texts = page.locator("#file-ledger tbody td.kind").all_inner_texts()
+    assert not RAW_KINDS & set(texts)
