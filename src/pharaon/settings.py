@@ -45,3 +45,10 @@ class Settings(BaseSettings):
     # Runs a block's sale order is cut into when it is loaded: that many purchases at one
     # price lock that many rows at the same moment, not one (service/runs.py).
     sale_runs: int = 8
+    # The operator's alerts (service/stock.py): stock lasting fewer hours at the last day's
+    # pace, or fewer units, at a price; a day's payout this many standard deviations from the
+    # planned one; a lot of at least this many cents.
+    stock_alert_hours: float = 48.0
+    stock_alert_units: int = 100_000
+    payout_band_sigmas: float = 3.0
+    large_lot_cents: int = 100_000

@@ -24,8 +24,8 @@ pytestmark = pytest.mark.browser
 
 PARIS = ZoneInfo("Europe/Paris")
 RAW_KINDS = {"purchase", "prize", "deposit"}
-# One admin per test: a TOTP code opens one session, and both tests log in within 30 s.
-ADMINS = ("errors@example.org", "ledger@example.org")
+# One admin per test: a TOTP code opens one session, and the tests log in within 30 s.
+ADMINS = ("errors@example.org", "ledger@example.org", "stock@example.org")
 
 
 @pytest.fixture(scope="module")
@@ -134,3 +134,29 @@ def test_ledger_kinds_and_times_in_paris(
     assert shown == set(expected.values())  # a deposit, stakes and an Auto lot were all there
     texts = page.locator("#file-ledger tbody td.kind").all_inner_texts()
     assert not RAW_KINDS & set(texts)
+
+
+def test_the_stock_and_its_alerts_in_french(
+    far_console: Page, server: Server, admins: dict[str, str]
+) -> None:
+    page = far_console
+    log_in(page, ADMINS[2], admins[ADMINS[2]])
+    watch = operator_get(page, "/stock")
+    rows = page.locator("#stock-rows tr")
+    expect(rows).to_have_count(len(watch["stock"]))
+    for index, line in enumerate(watch["stock"]):
+        cells = rows.nth(index).locator("td")
+        expect(cells.nth(0)).to_have_text(f"{line['price_cents'] // 100} €")
+        expect(cells.nth(1)).to_have_text(str(line["on_sale"]))
+        expect(cells.nth(4)).to_have_text(str(line["sold_last_day"]))
+    # The test blocks hold far fewer than 100,000 units: every price is low.
+    low = [a for a in watch["alerts"] if a["kind"] == "low_stock"]
+    assert len(low) == len(watch["stock"]) > 0
+    shown = page.locator("#alerts li[data-kind=low_stock]")
+    expect(shown).to_have_count(len(low))
+    for index, alert in enumerate(low):
+        line = next(x for x in watch["stock"] if x["price_cents"] == alert["price_cents"])
+        units = line["on_sale"] + line["units_behind"]
+        price = f"{alert['price_cents'] // 100}\u00a0€"
+        expect(shown.nth(index)).to_contain_text(f"Stock bas à {price} : {units} unités restantes")
+    expect(page.locator("#alerts")).not_to_contain_text("units left")

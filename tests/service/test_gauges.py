@@ -12,6 +12,7 @@ from pharaon.game.modes import Mode
 from pharaon.service import blocks, gauges, plays
 from pharaon.service.clock import utcnow
 from pharaon.service.orders import Order
+from pharaon.service.stock import Thresholds
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.transactions import Transactions
 from tests.conftest import BlockLoader
@@ -19,7 +20,7 @@ from tests.service.helpers import buy, funded_player
 
 
 def _look(db: Transactions) -> gauges.Gauges:
-    return db.read(gauges.look)
+    return db.read(gauges.look, now=utcnow(), thresholds=Thresholds())
 
 
 def _sell(engine: Engine, player_id: int, stake: int, mode: Mode, count: int) -> list[int]:
@@ -35,7 +36,8 @@ def _sell(engine: Engine, player_id: int, stake: int, mode: Mode, count: int) ->
 
 
 def test_nothing_loaded_nothing_to_gauge(db: Transactions) -> None:
-    assert _look(db) == gauges.Gauges(0, ())
+    found = _look(db)
+    assert (found.pending_reveals, found.pools, found.watch.stock) == (0, (), ())
 
 
 def test_the_units_left_in_the_open_block_at_each_price(
@@ -78,6 +80,7 @@ def test_jouer_plays_are_pending_until_their_fourth_grid(
         + [plays.Reveal(ana, jouer[1], g) for g in (4, 3, 2, 1)],
         now=utcnow(),
     )
-    assert _look(db) == gauges.Gauges(2, (gauges.PoolUse(100, block, 6, 24),))
+    found = _look(db)
+    assert (found.pending_reveals, found.pools) == (2, (gauges.PoolUse(100, block, 6, 24),))
     db.write(plays.reveal, requests=[plays.Reveal(ana, jouer[0], 4)], now=utcnow())
     assert db.read(gauges.pending_reveals) == 1

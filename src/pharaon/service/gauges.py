@@ -4,9 +4,11 @@ each."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 
 from sqlalchemy import Connection, func, select
 
+from pharaon.service import stock
 from pharaon.service.blocks import sold_units
 from pharaon.store.tables import UNFINISHED_JOUER, Block, PlayRow
 
@@ -53,8 +55,13 @@ class Gauges:
 
     pending_reveals: int
     pools: tuple[PoolUse, ...]
+    watch: stock.Watch
 
 
-def look(*, connection: Connection) -> Gauges:
+def look(*, connection: Connection, now: datetime, thresholds: stock.Thresholds) -> Gauges:
     """The gauges, read in the caller's transaction (one snapshot)."""
-    return Gauges(pending_reveals(connection=connection), tuple(pool_use(connection=connection)))
+    return Gauges(
+        pending_reveals(connection=connection),
+        tuple(pool_use(connection=connection)),
+        stock.watch(connection=connection, now=now, thresholds=thresholds),
+    )

@@ -262,6 +262,8 @@ class PlayRow(Base):
         # The net loss over the last 7 days, read by each purchase of a player with a loss limit.
         Index("ix_plays_player_time", "player_id", "created_at"),
         Index("ix_plays_block_prize", "block_id", "prize_cents"),
+        # The last day's plays, for the operator's watch (service/stock.py) and the reports.
+        Index("ix_plays_time", "created_at"),
         Index(
             "ix_plays_unfinished",
             "block_id",

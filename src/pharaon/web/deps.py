@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Request, Response
 
-from pharaon.service import logins, passwords, sessions
+from pharaon.service import logins, passwords, sessions, stock
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import UnauthorizedError
 from pharaon.service.idempotency import MAX_KEY_LENGTH
@@ -46,6 +46,16 @@ def throttle(settings: Settings) -> logins.Throttle:
         per_account=settings.lockout_failures,
         per_address=settings.lockout_address_failures,
         lockout=timedelta(minutes=settings.lockout_minutes),
+    )
+
+
+def thresholds(settings: Settings) -> stock.Thresholds:
+    """The operator's alerts' thresholds the settings ask for."""
+    return stock.Thresholds(
+        stock_hours=settings.stock_alert_hours,
+        stock_units=settings.stock_alert_units,
+        band_sigmas=settings.payout_band_sigmas,
+        large_lot_cents=settings.large_lot_cents,
     )
 
 

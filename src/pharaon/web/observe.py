@@ -19,7 +19,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from collections.abc import Iterable, MutableMapping
+from collections.abc import Iterable, Iterator, MutableMapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -37,11 +37,13 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from pharaon.service import gauges
+from pharaon.service import gauges, stock
+from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError
 from pharaon.settings import Settings
 from pharaon.store.faults import DatabaseUnavailableError
 from pharaon.web.database import DatabaseDep
+from pharaon.web.deps import thresholds
 from pharaon.web.jsonlog import ACCESS_LOGGER
 
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
@@ -87,6 +89,49 @@ class _DatabaseGauges(Collector):
             left.add_metric([str(use.price_cents)], use.remaining)
         yield sold
         yield left
+        yield from _watch_gauges(self._found.watch)
+
+
+def _watch_gauges(watch: stock.Watch) -> Iterator[Metric]:
+    """The operator's watch (service/stock.py): what deploy/prometheus/alerts.yml reads."""
+    price = ["price_cents"]
+    units = GaugeMetricFamily(
+        "pharaon_stock_units", "Units left to sell: on sale and loaded behind.", labels=price
+    )
+    behind = GaugeMetricFamily(
+        "pharaon_stock_blocks_behind", "Blocks loaded behind the one on sale.", labels=price
+    )
+    hours = GaugeMetricFamily(
+        "pharaon_stock_hours_left",
+        "Hours the units left last at the last 24 hours' pace (absent: no sale).",
+        labels=price,
+    )
+    for line in watch.stock:
+        units.add_metric([str(line.price_cents)], line.on_sale + line.units_behind)
+        behind.add_metric([str(line.price_cents)], line.blocks_behind)
+        if line.hours_left is not None:
+            hours.add_metric([str(line.price_cents)], line.hours_left)
+    yield from (units, behind, hours)
+    ratios = {
+        name: GaugeMetricFamily(f"pharaon_payout_day_{name}", text, labels=price)
+        for name, text in (
+            ("ratio", "Lots won per stakes since midnight UTC."),
+            ("band_low_ratio", "The day's payout's lower bound for the units sold."),
+            ("band_high_ratio", "The day's payout's upper bound for the units sold."),
+        )
+    }
+    for p in watch.payouts:
+        label = [str(p.price_cents)]
+        ratios["ratio"].add_metric(label, p.payout_bp / 10_000)
+        ratios["band_low_ratio"].add_metric(label, p.band_low_bp / 10_000)
+        ratios["band_high_ratio"].add_metric(label, p.band_high_bp / 10_000)
+    yield from ratios.values()
+    alerts = GaugeMetricFamily(
+        "pharaon_alerts", "The operator's alerts raised now, by kind.", labels=["kind"]
+    )
+    for kind in stock.ALERT_KINDS:
+        alerts.add_metric([kind], sum(a.kind == kind for a in watch.alerts))
+    yield alerts
 
 
 class Metrics:
@@ -245,7 +290,9 @@ def install(app: FastAPI, metrics: Metrics, settings: Settings) -> None:
         if request.client is None or request.client.host not in allowed:
             raise ForbiddenError("/metrics is for the monitoring host (PHARAON_METRICS_ALLOW_IPS)")
         try:
-            found: gauges.Gauges | None = await db.read(gauges.look)
+            found: gauges.Gauges | None = await db.read(
+                gauges.look, now=utcnow(), thresholds=thresholds(settings)
+            )
         except DatabaseUnavailableError:
             found = None
         return Response(metrics.scrape(found), media_type=CONTENT_TYPE_LATEST)

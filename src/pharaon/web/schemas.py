@@ -385,6 +385,49 @@ class SalesOut(BaseModel):
     liability_cents: int = Field(description="Lots still to be won in blocks loaded or on sale.")
 
 
+class StockLineOut(BaseModel):
+    price_cents: int
+    on_sale: int = Field(description="Units left in the block on sale.")
+    blocks_behind: int = Field(description="Blocks loaded, waiting to go on sale.")
+    units_behind: int
+    sold_last_day: int = Field(description="Units sold in the last 24 hours.")
+    hours_left: float | None = Field(description="Hours the stock lasts at that pace.")
+
+
+class PayoutLineOut(BaseModel):
+    price_cents: int
+    units: int
+    stakes_cents: int
+    prizes_cents: int
+    payout_bp: int = Field(description="Since midnight UTC, lots won per stakes (7000: 70 %).")
+    planned_bp: int
+    band_low_bp: int
+    band_high_bp: int
+
+
+class LargeLotOut(BaseModel):
+    play_id: int
+    player_id: int
+    price_cents: int
+    prize_cents: int
+    created_at: datetime
+
+
+class AlertOut(BaseModel):
+    kind: Literal["low_stock", "payout_band", "large_lot"]
+    price_cents: int
+    detail: str
+
+
+class WatchOut(BaseModel):
+    """The stock, the day's payouts and the large lots, and the alerts they raise."""
+
+    stock: list[StockLineOut]
+    payouts: list[PayoutLineOut]
+    large_lots: list[LargeLotOut]
+    alerts: list[AlertOut]
+
+
 class AuditLineOut(BaseModel):
     seq: int
     created_at: datetime

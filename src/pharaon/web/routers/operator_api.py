@@ -27,6 +27,7 @@ from pharaon.service import (
     sales_report,
     sealing,
     sessions,
+    stock,
 )
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import UnauthorizedError
@@ -41,6 +42,7 @@ from pharaon.web.deps import (
     client_address,
     closed_session,
     open_session,
+    thresholds,
     throttle,
     verified,
 )
@@ -63,6 +65,7 @@ from pharaon.web.schemas import (
     SalesLineOut,
     SalesOut,
     SessionOut,
+    WatchOut,
 )
 
 router = APIRouter(prefix="/operator", tags=["operator"])
@@ -168,6 +171,16 @@ async def sales(
         planned_payout_bp=report.planned_payout_bp,
         liability_cents=report.liability_cents,
     )
+
+
+@router.get("/stock")
+async def stock_watch(
+    _current: CurrentOperator, db: DatabaseDep, settings: SettingsDep
+) -> WatchOut:
+    """Per price, the units left, the blocks behind and the hours they last at the last day's
+    pace; the day's payouts against their band; the last day's large lots; the alerts."""
+    found = await db.read(stock.watch, now=utcnow(), thresholds=thresholds(settings))
+    return WatchOut.model_validate(asdict(found))
 
 
 @router.get("/audit")

@@ -85,6 +85,7 @@ export const api = {
   },
   deactivate: (blockId, reason) =>
     call("POST", `/blocks/${blockId}/deactivate`, { body: { reason } }),
+  stock: () => call("GET", "/stock"),
   sales: (since, until) => call("GET", `/sales${query({ since, until })}`),
   players: (email) => call("GET", `/players${query({ email })}`),
   player: (playerId) => call("GET", `/players/${playerId}`),

@@ -3,10 +3,11 @@
 
 import { formatCents, formatStake } from "../../js/money.js";
 import { api } from "./api.js";
-import { t } from "./i18n.js";
+import { formatRate, t } from "./i18n.js";
 import { $, busy, el, isAdmin, say, table } from "./shared.js";
 
 let blocks = [];
+let watch = null; // GET /operator/stock
 let chosen = null; // the block id the deactivation form is for
 
 function lots(remaining) {
@@ -48,7 +49,64 @@ function row(b) {
   );
 }
 
+function hours(line) {
+  return line.hours_left === null ? t("no_pace") : line.hours_left.toFixed(1).replace(".", ",");
+}
+
+function stockRow(line) {
+  return el(
+    "tr",
+    { dataset: { price: line.price_cents } },
+    el("td", { text: formatStake(line.price_cents) }),
+    el("td", { class: "num", text: String(line.on_sale) }),
+    el("td", { class: "num", text: String(line.blocks_behind) }),
+    el("td", { class: "num", text: String(line.units_behind) }),
+    el("td", { class: "num", text: String(line.sold_last_day) }),
+    el("td", { class: "num hours", text: hours(line) }),
+  );
+}
+
+/** An alert in words, from its figures (the server's detail is English, for the logs). */
+function alertText(alert) {
+  const price = formatStake(alert.price_cents);
+  if (alert.kind === "low_stock") {
+    const line = watch.stock.find((s) => s.price_cents === alert.price_cents);
+    const pace =
+      line.hours_left === null ? t("alert_no_sale") : t("alert_hours", { hours: hours(line) });
+    return t("alert_low_stock", { price, units: line.on_sale + line.units_behind, hours: pace });
+  }
+  if (alert.kind === "payout_band") {
+    const p = watch.payouts.find((x) => x.price_cents === alert.price_cents);
+    return t("alert_payout_band", {
+      price,
+      payout: formatRate(p.payout_bp),
+      units: p.units,
+      low: formatRate(p.band_low_bp),
+      high: formatRate(p.band_high_bp),
+    });
+  }
+  const lot = watch.large_lots.find((x) => alert.detail.startsWith(`play ${x.play_id} `));
+  return t("alert_large_lot", {
+    amount: formatCents(lot.prize_cents),
+    price,
+    play: lot.play_id,
+    player: lot.player_id,
+  });
+}
+
+function renderStock() {
+  if (watch === null) return;
+  $("stock-rows").replaceChildren(...watch.stock.map(stockRow));
+  $("alerts").replaceChildren(
+    ...watch.alerts.map((a) =>
+      el("li", { class: `alert alert-${a.kind}`, dataset: { kind: a.kind } }, alertText(a)),
+    ),
+  );
+  $("alerts-none").hidden = watch.alerts.length > 0;
+}
+
 export function render() {
+  renderStock();
   table("blocks-rows", "blocks-empty", blocks.map(row));
   $("upload-form").hidden = !isAdmin();
   $("analyst-note").hidden = isAdmin();
@@ -56,9 +114,13 @@ export function render() {
 }
 
 export async function refresh() {
-  const listed = await busy(null, () => api.blocks());
+  const [listed, watched] = await Promise.all([
+    busy(null, () => api.blocks()),
+    busy(null, () => api.stock()),
+  ]);
   if (listed === undefined) return;
   blocks = listed;
+  if (watched !== undefined) watch = watched;
   render();
 }
 
