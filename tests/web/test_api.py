@@ -322,6 +322,7 @@ def test_rules_health_and_page(client: TestClient) -> None:
     assert [s["code"] for s in rules["symbols"]] == list("PYOXJS")
     assert rules["prices_cents"] == [100, 200, 300]
     assert sum(p["lots"] for p in rules["prizes"]) == 255_505
+    assert rules["block_size"] == 1_000_000  # 1 chance in 3.91 of a lot
     # The board's centre, row by row: grid 1's bottom right, grid 2's bottom left, then the
     # top of grids 3 and 4 (docs/rules.md).
     assert rules["bonus_cells"][:4] == [[1, 3, 3], [1, 3, 4], [2, 3, 1], [2, 3, 2]]

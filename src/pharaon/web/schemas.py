@@ -195,6 +195,7 @@ class PrizeOut(BaseModel):
 class RulesOut(BaseModel):
     symbols: list[SymbolOut]
     prices_cents: list[int]
+    block_size: int = Field(description="Units per block: the prize table's lots are per block.")
     prizes: list[PrizeOut]
     # The bonus grid's 16 cells, row by row, each as the [grid, row, column] (from 1) it shows.
     bonus_cells: list[list[int]]

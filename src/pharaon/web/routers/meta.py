@@ -34,6 +34,7 @@ def get_rules() -> RulesOut:
             for s in game.symbols
         ],
         prices_cents=list(game.prices_cents),
+        block_size=game.block_size,
         prizes=[
             PrizeOut(lots=t.lots, amount_cents=t.amount_cents, cumulation_only=t.cumulation_only)
             for t in game.prizes

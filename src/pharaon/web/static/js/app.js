@@ -6,6 +6,7 @@ import { initGame, renderGame, renderStakes, restore } from "./game.js";
 import { initHistory, load as loadHistory } from "./history.js";
 import { applyStatic, formatWhen, lang, setLang, t } from "./i18n.js";
 import { initInfo, loadInfo } from "./info.js";
+import { initLanding, renderLanding } from "./landing.js";
 import { formatCents } from "./money.js";
 import { initReality } from "./reality.js";
 import { installSymbols } from "./symbols.js";
@@ -138,6 +139,7 @@ async function boot() {
   }
   renderStakes();
   renderGame();
+  renderLanding();
   try {
     if (!hasSessionCookie()) throw new ApiError(401, "unauthorized", "no session");
     await enter();
@@ -172,6 +174,7 @@ function start() {
   initAccount();
   initHistory(showView);
   initInfo();
+  initLanding();
   initReality();
   renderAccount();
   showView("game");

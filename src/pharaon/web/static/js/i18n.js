@@ -180,6 +180,15 @@ const TEXT = {
     not_given: "non publiée",
     blocks_none: "Aucun bloc chargé.",
     test_block: "(test)",
+    landing_title: "Pharaon, le jeu de grattage de l'Égypte ancienne",
+    landing_lead:
+      "Quatre grilles de 4 × 4 à découvrir : quatre symboles identiques alignés (ligne, colonne ou diagonale) gagnent leur lot, et la grille bonus au centre en ajoute.",
+    landing_sample: "Exemple de grille",
+    landing_sample_note: "Exemple : quatre pyramides alignées gagnent {amount} à 1 €.",
+    landing_top_title: "Les plus gros lots",
+    landing_top: "à {price} ; puis {next}",
+    landing_odds: "1 chance sur {odds} de gagner un lot, à chaque prix.",
+    landing_play_money: "Argent fictif : un compte pour essayer le jeu, sans enjeu réel."
   },
   en: {
     switch_to: "Français",
@@ -356,6 +365,15 @@ const TEXT = {
     not_given: "not published",
     blocks_none: "No block loaded.",
     test_block: "(test)",
+    landing_title: "Pharaon, the scratch game of ancient Egypt",
+    landing_lead:
+      "Four 4 × 4 grids to uncover: four identical symbols in a line (row, column or diagonal) win their prize, and the bonus grid in the middle adds more.",
+    landing_sample: "A sample grid",
+    landing_sample_note: "For example: four pyramids in a line win {amount} at 1 €.",
+    landing_top_title: "The largest prizes",
+    landing_top: "at {price}; then {next}",
+    landing_odds: "1 chance in {odds} of winning a prize, at every price.",
+    landing_play_money: "Play money: an account to try the game, with nothing real at stake."
   },
 };
 
