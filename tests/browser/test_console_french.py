@@ -82,7 +82,10 @@ def test_errors_are_said_in_french(
     log_in(page, ADMINS[0], admins[ADMINS[0]])
     loaded = server.blocks_dir / "block-100-1.parquet"  # the server's own, loaded at its start
     page.set_input_files("#upload-file", str(loaded))
-    with page.expect_response(lambda r: r.url.endswith("/api/v1/operator/blocks")) as answer:
+    posted = "/api/v1/operator/blocks"
+    with page.expect_response(
+        lambda r: r.url.endswith(posted) and r.request.method == "POST"
+    ) as answer:
         page.locator("#upload-submit").click()
     assert answer.value.status == 409
     assert "is already loaded" in answer.value.json()["detail"]  # the server's words stay

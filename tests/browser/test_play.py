@@ -42,8 +42,9 @@ def test_sign_up_deposit_and_jouer_at_each_stake(page: Page) -> None:
         assert bought["mode"] == "jouer"
         assert bought["grids"] == [None, None, None, None]
         expect(page.locator("#play-holder button.cover")).to_have_count(4)
-        # Until the play is finished the page shows the balance before it (docs/api.md).
-        expect(page.locator("#balance")).to_have_text(format_cents(before))
+        # At once the stake is paid; the lot shows when the play is finished.
+        expect(page.locator("#balance")).to_have_text(format_cents(before - stake))
+        expect(page.locator("#balance-note")).to_contain_text("mise déduite")
         for grid in (1, 2, 3, 4):
             uncover(page, grid)
         expect(page.locator("#play-holder button.cover")).to_have_count(0)
@@ -123,7 +124,7 @@ def test_reload_mid_game_resumes_where_it_stopped(
     assert board_codes(page) == play["grids"]
     assert play["grids"][0] is not None
     assert play["grids"][2] is not None
-    expect(page.locator("#balance")).to_have_text(format_cents(500))
+    expect(page.locator("#balance")).to_have_text(format_cents(500 - 200))  # the stake paid
 
     # Another browser, logged in afresh: the newest unfinished play comes back too.
     other = browser.new_context(viewport={"width": 390, "height": 844}, base_url=server.url)

@@ -86,7 +86,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         version=__version__,
         description="The online instant lottery game « Pharaon ». Money in integer cents.",
         lifespan=lifespan,
-        docs_url="/api/docs",
+        docs_url=None,  # FastAPI's Swagger UI comes from a CDN: ours is served here (below)
         openapi_url="/api/v1/openapi.json",
         redoc_url=None,
         # Nothing here exports OpenTelemetry data: FastAPI need not look for its providers at
@@ -118,6 +118,15 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         page = STATIC / "index.html"
         if not page.is_file():
             raise NotFoundError("the page is not installed")
+        return FileResponse(page, headers={"Cache-Control": "no-cache"})
+
+    @app.get("/api/docs", include_in_schema=False)
+    def api_docs() -> FileResponse:
+        """The API's reference, drawn from the OpenAPI document by a page of our own: nothing
+        from outside (a closed network, a strict CSP)."""
+        page = STATIC / "apidocs.html"
+        if not page.is_file():
+            raise NotFoundError("the API docs are not installed")
         return FileResponse(page, headers={"Cache-Control": "no-cache"})
 
     @app.get("/operator/", include_in_schema=False)

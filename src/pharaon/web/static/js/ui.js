@@ -130,7 +130,11 @@ export async function busy(buttons, action) {
 export function shownBalanceCents() {
   const { me, play } = state;
   if (!me) return null;
-  if (play && !play.finished) return play.balance_before_cents + state.depositsDuringPlay;
+  // During a play: its stake is paid, its lot not shown yet (an Auto lot is in the server's
+  // balance already; a Jouer lot waits for the fourth grid).
+  if (play && !play.finished) {
+    return play.balance_before_cents - play.stake_cents + state.depositsDuringPlay;
+  }
   return me.balance_cents;
 }
 

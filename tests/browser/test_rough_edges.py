@@ -1,0 +1,104 @@
+"""Rough edges found by trying the page (issue 29, item 3), each checked in Chromium from real
+computed styles and boxes: the reality check's dialog and its setting readable (WCAG contrast
+at least 4.5), the prize table whole on a phone, and the API docs served without internet."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Browser, Page, Route, expect
+
+from tests.browser.conftest import Server
+from tests.browser.helpers import sign_up, tab
+
+pytestmark = pytest.mark.browser
+
+# The contrast of an element's text against the first opaque background up its tree (WCAG 2.x
+# relative luminance); an opaque colour is assumed where none is set (the canvas, white).
+CONTRAST = """
+(node) => {
+  const parse = (text) => text.match(/[\\d.]+/g).map(Number);
+  const luminance = ([r, g, b]) => {
+    const lin = (c) => {
+      c /= 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    };
+    return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
+  };
+  const fg = parse(getComputedStyle(node).color);
+  let bg = [255, 255, 255];
+  for (let at = node; at; at = at.parentElement) {
+    const c = parse(getComputedStyle(at).backgroundColor);
+    if (c.length < 4 || c[3] > 0.99) { bg = c; break; }
+  }
+  const [a, b] = [luminance(fg), luminance(bg)].sort((x, y) => y - x);
+  return (a + 0.05) / (b + 0.05);
+}
+"""
+
+
+def _contrast(page: Page, selector: str) -> float:
+    return float(page.locator(selector).evaluate(CONTRAST))
+
+
+def test_the_reality_check_is_readable(page: Page) -> None:
+    sign_up(page)  # and logged in
+    page.evaluate("document.getElementById('reality-dialog').showModal()")
+    for selector in ("#reality-dialog-title", "#reality-time", "#reality-net"):
+        page.locator(selector).evaluate("n => { if (!n.textContent) n.textContent = 'texte' }")
+        ratio = _contrast(page, selector)
+        assert ratio >= 4.5, (selector, ratio)
+    page.evaluate("document.getElementById('reality-dialog').close()")
+    tab(page, "Compte")
+    select = page.locator("#reality-minutes")
+    expect(select).to_be_visible()
+    assert _contrast(page, "#reality-minutes") >= 4.5
+    # Styled as the page's inputs: their height and border, not the browser's.
+    looks = "n => [getComputedStyle(n).minHeight, getComputedStyle(n).borderTopWidth]"
+    assert select.evaluate(looks) == page.locator("#deposit-amount").evaluate(looks)
+
+
+def test_the_prize_table_fits_a_phone(browser: Browser, server: Server) -> None:
+    context = browser.new_context(viewport={"width": 390, "height": 844}, base_url=server.url)
+    try:
+        phone = context.new_page()
+        phone.goto("/")
+        phone.locator("#tabs").get_by_role("button", name="Infos").click()
+        # The section is drawn twice: at once, then with what is left in the blocks.
+        expect(phone.locator("#remaining-tables table").first).to_be_visible()
+        headers = phone.locator("#prizes-table thead th")
+        expect(headers).to_have_count(5)
+        expect(headers.nth(3)).to_contain_text("3")
+        for index in range(5):
+            box = headers.nth(index).bounding_box()
+            assert box is not None
+            assert box["x"] >= 0
+            assert box["x"] + box["width"] <= 390, (index, box)
+        assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+    finally:
+        context.close()
+
+
+def test_the_api_docs_need_no_internet(page: Page, server: Server) -> None:
+    outside: list[str] = []
+
+    def only_ours(route: Route) -> None:
+        if route.request.url.startswith(server.url):
+            route.continue_()
+        else:
+            outside.append(route.request.url)
+            route.abort()
+
+    page.route("**/*", only_ours)
+    page.goto("/api/docs")
+    plays = page.locator('.opblock[data-method="post"][data-path="/api/v1/plays"]')
+    expect(plays).to_be_visible()
+    expect(plays).to_contain_text("Body: PlayIn")
+    expect(plays).to_contain_text("stake_cents")
+    document = page.request.get("/api/v1/openapi.json").json()
+    operations = sum(
+        method in ("get", "post", "put", "patch", "delete")
+        for item in document["paths"].values()
+        for method in item
+    )
+    expect(page.locator(".opblock")).to_have_count(operations)
+    assert outside == []
