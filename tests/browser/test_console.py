@@ -131,7 +131,9 @@ def test_an_admin_runs_the_console(
     block = generate_block(200, design=test_design(BLOCK_SIZE), block_number=77)
     write_block(block, path)
     page.set_input_files("#upload-file", str(path))
-    with page.expect_response(lambda r: r.url.endswith("/api/v1/operator/blocks")) as answer:
+    with page.expect_response(  # the POST, not a GET of the list's refresh
+        lambda r: r.url.endswith("/api/v1/operator/blocks") and r.request.method == "POST"
+    ) as answer:
         page.locator("#upload-submit").click()
     assert answer.value.status == 201, answer.value.text()
     loaded = answer.value.json()["block_id"]
