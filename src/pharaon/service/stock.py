@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 from sqlalchemy import Connection, func, select
 
-from pharaon.service.blocks import list_blocks
+from pharaon.service.blocks import BlockSummary, list_blocks
 from pharaon.store.tables import BlockPrize, PlayRow
 
 DAY = timedelta(hours=24)
@@ -91,8 +91,9 @@ class Watch:
 def watch(*, connection: Connection, now: datetime, thresholds: Thresholds) -> Watch:
     """The stock, the day's payouts and the last day's large lots, with their alerts, read in
     the caller's transaction (one snapshot)."""
-    stock = _stock(connection, now)
-    payouts = _payouts(connection, now, thresholds.band_sigmas)
+    blocks = list_blocks(connection=connection)
+    stock = _stock(connection, blocks, now)
+    payouts = _payouts(connection, blocks, now, thresholds.band_sigmas)
     large = _large_lots(connection, now, thresholds.large_lot_cents)
     alerts: list[Alert] = []
     for line in stock:
@@ -120,8 +121,8 @@ def watch(*, connection: Connection, now: datetime, thresholds: Thresholds) -> W
     return Watch(tuple(stock), tuple(payouts), tuple(large), tuple(alerts))
 
 
-def _stock(connection: Connection, now: datetime) -> list[StockLine]:
-    blocks = [b for b in list_blocks(connection=connection) if b.state in ("open", "loaded")]
+def _stock(connection: Connection, every: list[BlockSummary], now: datetime) -> list[StockLine]:
+    blocks = [b for b in every if b.state in ("open", "loaded")]
     pace = {
         int(price): int(n)
         for price, n in connection.execute(
@@ -147,7 +148,9 @@ def _day_start(now: datetime) -> datetime:
     return now.replace(hour=0, minute=0, second=0, microsecond=0)
 
 
-def _payouts(connection: Connection, now: datetime, sigmas: float) -> list[PayoutLine]:
+def _payouts(
+    connection: Connection, every: list[BlockSummary], now: datetime, sigmas: float
+) -> list[PayoutLine]:
     rows = connection.execute(
         select(
             PlayRow.stake_cents,
@@ -158,7 +161,7 @@ def _payouts(connection: Connection, now: datetime, sigmas: float) -> list[Payou
         .where(PlayRow.created_at >= _day_start(now))
         .group_by(PlayRow.stake_cents, PlayRow.block_id)
     ).all()
-    blocks = {b.block_id: b.block_size for b in list_blocks(connection=connection)}
+    blocks = {b.block_id: b.block_size for b in every}
     lots: dict[int, list[tuple[int, int]]] = {}
     for block_id, lot, units in connection.execute(
         select(BlockPrize.block_id, BlockPrize.lot_cents, BlockPrize.units).where(

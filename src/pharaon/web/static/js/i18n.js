@@ -431,11 +431,12 @@ export function formatChoice(items) {
 }
 
 /** Dates and times for people, in the current language. */
-export function formatWhen(iso) {
+export function formatWhen(iso, { timeZone } = {}) {
   const date = new Date(iso);
   if (Number.isNaN(date.getTime())) return iso;
   return new Intl.DateTimeFormat(current === "en" ? "en-GB" : "fr-FR", {
     dateStyle: "short",
     timeStyle: "short",
+    timeZone, // undefined: the browser's own
   }).format(date);
 }

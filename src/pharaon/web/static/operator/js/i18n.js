@@ -2,7 +2,7 @@
 // player page's (same storage), so lang/setLang come from there; only the table is ours. Times are
 // shown in Paris time, whatever the operator's machine says; the reports' days are UTC days.
 
-import { lang, setLang, translator } from "../../js/i18n.js";
+import { formatWhen as formatWhenHere, lang, setLang, translator } from "../../js/i18n.js";
 
 export { lang, setLang };
 
@@ -352,13 +352,7 @@ export function formatRate(bp) {
 
 /** A moment (ISO 8601) as a date and time in Paris, in the console's language. */
 export function formatWhen(iso) {
-  const date = new Date(iso);
-  if (Number.isNaN(date.getTime())) return iso;
-  return new Intl.DateTimeFormat(lang() === "en" ? "en-GB" : "fr-FR", {
-    dateStyle: "short",
-    timeStyle: "short",
-    timeZone: TIME_ZONE,
-  }).format(date);
+  return formatWhenHere(iso, { timeZone: TIME_ZONE });
 }
 
 /** A ledger entry's kind in words: a purchase's entries are the stake (negative) or, for an
