@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _PROJECT = Path(__file__).resolve().parents[2]
@@ -52,3 +53,6 @@ class Settings(BaseSettings):
     stock_alert_units: int = 100_000
     payout_band_sigmas: float = 3.0
     large_lot_cents: int = 100_000
+    # A jouer play not fully uncovered this many days after its purchase is finished by the
+    # server, its lot credited (service/plays.py).
+    jouer_finish_days: float = Field(default=7.0, gt=0)

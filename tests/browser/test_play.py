@@ -101,7 +101,9 @@ def test_auto_uncovers_everything_and_marks_the_winning_combinations(page: Page)
             page.locator("#play-holder .combos li").first.blur()
             expect(spotted).to_have_count(0)
             break
-        expect(page.locator("#play-holder .lot")).to_contain_text("Pas de lot")
+        expect(page.locator("#play-holder .lot")).to_have_text(
+            "Pas de gain cette fois. Merci d'avoir joué !"
+        )
     assert seen_win, "40 plays of a test block without a single win"
 
 
@@ -186,8 +188,10 @@ def test_english_switch_is_kept(page: Page) -> None:
         uncover(page, grid, "Grid")
     play = api(page, f"/plays/{bought['play_id']}")
     lot = page.locator("#play-holder .lot")
-    expect(lot).to_contain_text(format_cents(play["prize_cents"]))
-    expect(lot).to_contain_text("You win" if play["prize_cents"] else "No prize")
+    if play["prize_cents"]:
+        expect(lot).to_have_text(f"You win! Your prize: {format_cents(play['prize_cents'])}")
+    else:
+        expect(lot).to_have_text("No win this time. Thanks for playing!")
     cell = page.locator('#play-holder [data-cell="1-1-1"]')
     names = {"P": "pharaoh", "Y": "pyramid", "O": "eye", "X": "cross", "J": "jackal", "S": "scarab"}
     expect(cell).to_have_attribute("aria-label", re.compile(f"^{names[play['grids'][0][0]]}"))

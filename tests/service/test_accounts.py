@@ -7,17 +7,18 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, timedelta
 
 import pytest
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 
 from pharaon.service import accounts, logins, passwords, sessions
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import (
+    AccountClosedError,
     EmailTakenError,
     InvalidError,
     UnauthorizedError,
     UnderageError,
 )
-from pharaon.store.tables import Account, Player
+from pharaon.store.tables import Account, Player, SessionRow
 from pharaon.store.transactions import Transactions
 from tests.service.helpers import PASSWORD, log_in, password_hash
 
@@ -119,23 +120,39 @@ def test_a_log_in_opens_a_session_of_its_player(db: Transactions) -> None:
         log_in(db, "ana@example.org", "wrong password", client=None, throttle=THROTTLE, now=NOON)
 
 
-@pytest.mark.parametrize("who", ["unknown", "closed"])
-def test_no_open_account_is_answered_as_a_wrong_password(db: Transactions, who: str) -> None:
-    ana = _register(db, "ana@example.org")
-    if who == "closed":
-        db.write(
-            lambda session: session.execute(
-                update(Player).where(Player.id == ana.player_id).values(closed_at=NOON)
-            )
-        )
-    email = "nobody@example.org" if who == "unknown" else "ana@example.org"
-    attempt = db.write(accounts.begin_log_in, email=email, client=None, throttle=THROTTLE, now=NOON)
+def test_an_unknown_email_is_answered_as_a_wrong_password(db: Transactions) -> None:
+    _register(db, "ana@example.org")
+    attempt = db.write(
+        accounts.begin_log_in, email="nobody@example.org", client=None, throttle=THROTTLE, now=NOON
+    )
     assert isinstance(attempt, accounts.Attempt)
     assert (attempt.player_id, attempt.password_hash) == (None, None)
     assert not passwords.verify_password(attempt.password_hash, PASSWORD)
     with pytest.raises(UnauthorizedError) as refused:
         db.write(accounts.finish_log_in, attempt=attempt, now=NOON)
     assert refused.value.detail == accounts.WRONG
+
+
+def test_a_closed_account_is_told_closed_only_to_its_password(db: Transactions) -> None:
+    ana = _register(db, "ana@example.org")
+    db.write(
+        lambda session: session.execute(
+            update(Player).where(Player.id == ana.player_id).values(closed_at=NOON)
+        )
+    )
+    with pytest.raises(UnauthorizedError):
+        log_in(db, "ana@example.org", "wrong password", client=None, throttle=THROTTLE, now=NOON)
+    with pytest.raises(AccountClosedError) as refused:
+        log_in(db, "ana@example.org", PASSWORD, client=None, throttle=THROTTLE, now=NOON)
+    assert refused.value.fields == {"closed_at": NOON.isoformat()}
+    assert (
+        db.read(
+            lambda connection: connection.execute(
+                select(func.count()).select_from(SessionRow)
+            ).scalar()
+        )
+        == 0
+    )
 
 
 def test_finish_log_in_gives_back_the_count_and_may_replace_the_hash(db: Transactions) -> None:

@@ -14,6 +14,7 @@ from pharaon.game.modes import Mode
 from pharaon.service import accounts, logins, plays, protection, sessions, wallet
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import (
+    AccountClosedError,
     ConflictError,
     InvalidError,
     SelfExcludedError,
@@ -169,7 +170,9 @@ def test_a_closed_account_logs_in_no_more_and_keeps_its_balance(
         now=now,
     )
     assert isinstance(attempt, accounts.Attempt)
-    assert attempt.player_id is None
+    assert attempt.closed_at == now  # the right password is then told so, and no session opens
+    with pytest.raises(AccountClosedError):
+        db.write(accounts.finish_log_in, attempt=attempt, now=now)
     assert db.write(wallet.balance, player_id=ana) == 1_234
     # Closed once: neither a second closure nor a password change goes through.
     with pytest.raises(ConflictError):

@@ -45,6 +45,8 @@ def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
         },
         "self_excluded_until": None,
         "reality_check_minutes": None,
+        "suspended": False,
+        "suspended_until": None,
     }
 
 

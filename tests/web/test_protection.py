@@ -90,7 +90,8 @@ def test_account_closure(client: TestClient, engine: Engine, player: Player) -> 
     again = client.post(
         "/api/v1/sessions", json={"email": player.email, "password": player.password}
     )
-    assert again.status_code == 401
+    assert (again.status_code, again.json()["error"]) == (403, "account_closed")
+    assert "token" not in again.json()
     assert _records(engine, "account_closed") == [f"player:{player.player_id}"]
     with make_sessionmaker(engine)() as session:
         balance = session.execute(

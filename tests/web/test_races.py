@@ -1,16 +1,18 @@
 """Every read-then-write around the sale, raced by two application instances on one
 PostgreSQL (two apps, two engines, as two servers): a first limit set 16 times at once, 32 wrong
 passwords for one account, 8 password changes from the same old password, 8 operator log-ins
-with one TOTP code. Each check is decided in the database, so the races end as one request
-alone would: no 500, one row, no more passwords checked than the lock-out allows, one change,
-one session."""
+with one TOTP code, 8 cool-offs, two admins lifting one suspension and closing one account.
+Each check is decided in the database, so the races end as one request alone would: no 500,
+one row, no more passwords checked than the lock-out allows, one change, one session."""
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from datetime import datetime
 from typing import Any
 
 import pyotp
@@ -19,10 +21,11 @@ from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select
 
 from pharaon.settings import Settings
-from pharaon.store.tables import DepositLimit, SessionRow
+from pharaon.store.tables import DepositLimit, PlayerNote, SessionRow
+from pharaon.store.tables import Player as PlayerRow
 from pharaon.web.app import create_app
 from tests.conftest import Player, postgres_schema
-from tests.web.test_operator_api import PASSWORD, _operator
+from tests.web.test_operator_api import PASSWORD, _log_in, _operator
 
 pytestmark = pytest.mark.postgres
 
@@ -138,3 +141,50 @@ def test_one_totp_code_opens_one_session(
             select(func.count()).where(SessionRow.operator_id.is_not(None))
         ).scalar_one()
     assert opened == 1
+
+
+def test_cool_offs_at_once_keep_the_longest(servers: list[TestClient], engine: Engine) -> None:
+    player = Player(servers[0], "ana@example.org")
+    asked = itertools.count()
+
+    def pause(client: TestClient) -> str:
+        hours = 168 if next(asked) % 2 else 24
+        r = client.post("/api/v1/me/cool-off", json={"hours": hours}, headers=player.headers)
+        assert r.status_code == 200, r.text
+        return str(r.json()["until"])
+
+    ends = _at_once(8, servers, pause, "POST /me/cool-off", player.headers)
+    with engine.connect() as conn:
+        kept = conn.execute(select(PlayerRow.self_excluded_until)).scalar_one()
+    # Never shortened: the pause in force ends with the latest end any request was told.
+    assert kept is not None
+    assert kept.isoformat() == max(ends, key=datetime.fromisoformat).replace("Z", "+00:00")
+
+
+def test_two_admins_lift_one_suspension_once(
+    servers: list[TestClient], engine: Engine, settings: Settings
+) -> None:
+    player = Player(servers[0], "ana@example.org")
+    admins = []
+    for n, client in enumerate(servers):
+        secret = _operator(engine, settings, f"ops{n}@example.org", "admin")
+        admins.append(_log_in(client, f"ops{n}@example.org", secret))
+    route = f"/api/v1/operator/players/{player.player_id}/measures"
+    suspend = {"measure": "suspend", "reason": "checks"}
+    assert servers[0].post(route, json=suspend, headers=admins[0]).status_code == 201
+
+    def act(measure: str) -> Callable[[TestClient], int]:
+        def one(client: TestClient) -> int:
+            headers = admins[servers.index(client)]
+            body = {"measure": measure, "reason": f"{measure} at once"}
+            return int(client.post(route, json=body, headers=headers).status_code)
+
+        return one
+
+    lifts = Counter(_at_once(8, servers, act("lift"), f"POST {route[7:]}", admins[0]))
+    assert lifts == {201: 1, 409: 7}
+    closures = Counter(_at_once(8, servers, act("close"), f"POST {route[7:]}", admins[0]))
+    assert closures == {201: 1, 409: 7}
+    with engine.connect() as conn:
+        kinds = Counter(conn.execute(select(PlayerNote.measure)).scalars())
+    assert kinds == {"suspend": 1, "lift": 1, "close": 1}

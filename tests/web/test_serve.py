@@ -283,3 +283,30 @@ def test_serve_refuses_a_key_file_others_can_read(database_url: str, tmp_path: P
         f"pharaon: error: the key file {vendor} can be read by others (mode 0644): chmod 600 it\n"
     )
     assert [p.name for p in keys.iterdir()] == ["vendor.key"]  # nothing written
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "said"),
+    [
+        (
+            "PHARAON_READERS",
+            "four",
+            "Input should be a valid integer, unable to parse string as an integer",
+        ),
+        ("PHARAON_JOUER_FINISH_DAYS", "0", "Input should be greater than 0"),
+    ],
+)
+def test_a_setting_refused_stops_the_start_with_one_line(
+    tmp_path: Path, variable: str, value: str, said: str
+) -> None:
+    env = {**os.environ, variable: value, "PHARAON_KEYS_DIR": str(tmp_path / "keys")}
+    done = subprocess.run(
+        [sys.executable, "-m", "pharaon", "serve", "--port", str(free_port())],
+        capture_output=True,
+        env=env,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert done.stderr.decode() == f"pharaon: error: {variable}: {said}\n"
+    assert not (tmp_path / "keys").exists()  # nothing written

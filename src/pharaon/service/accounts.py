@@ -16,7 +16,7 @@ from datetime import date, datetime
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import logins, passwords, sessions
+from pharaon.service import logins, measures, passwords, sessions
 from pharaon.service.errors import (
     EmailTakenError,
     InvalidError,
@@ -97,12 +97,13 @@ def register(
 
 @dataclass(frozen=True, slots=True)
 class Attempt:
-    """A log-in counted by the lock-out, to be checked against ``password_hash`` (None: no open
+    """A log-in counted by the lock-out, to be checked against ``password_hash`` (None: no
     account has that email, and the check fails in the same time)."""
 
     keys: logins.Keys
     player_id: int | None
     password_hash: str | None
+    closed_at: datetime | None = None  # a closed account: the right password is told so
 
 
 def login_email(email: str) -> str:
@@ -130,13 +131,11 @@ def begin_log_in(
     if refused is not None:
         return refused
     row = session.execute(
-        select(Player.id, Player.password_hash).where(
-            Player.email == email, Player.closed_at.is_(None)
-        )
+        select(Player.id, Player.password_hash, Player.closed_at).where(Player.email == email)
     ).first()
-    if row is None:  # unknown or closed: answered as a wrong password
+    if row is None:  # unknown: answered as a wrong password
         return Attempt(keys, None, None)
-    return Attempt(keys, int(row.id), row.password_hash)
+    return Attempt(keys, int(row.id), row.password_hash, row.closed_at)
 
 
 def finish_log_in(
@@ -146,6 +145,8 @@ def finish_log_in(
     password's hash replaced by ``new_hash`` if the caller made one (older settings)."""
     if attempt.player_id is None:
         raise UnauthorizedError(WRONG)
+    if attempt.closed_at is not None:
+        raise measures.closed_refusal(session.connection(), attempt.player_id, attempt.closed_at)
     logins.succeeded(session=session, keys=attempt.keys)
     if new_hash is not None:
         session.execute(

@@ -86,6 +86,10 @@ _MOVE_HEAD = (
 )
 
 
+# The server itself, for what it does on its own (a jouer play left unfinished, finished).
+SERVER_ACTOR = "server"
+
+
 def player_actor(player_id: int) -> str:
     """How a player is named in the audit log."""
     return f"player:{player_id}"

@@ -8,9 +8,13 @@ class ServiceError(Exception):
 
     code = "bad_request"
 
-    def __init__(self, detail: str, *, code: str | None = None) -> None:
+    def __init__(
+        self, detail: str, *, code: str | None = None, fields: dict[str, str] | None = None
+    ) -> None:
         super().__init__(detail)
         self.detail = detail
+        # Said beside ``detail`` in the answer, for a page to show in its own words.
+        self.fields = fields or {}
         if code is not None:
             self.code = code
 
@@ -37,6 +41,18 @@ class UnderageError(ForbiddenError):
 
 class SelfExcludedError(ForbiddenError):
     code = "self_excluded"
+
+
+class SuspendedError(ForbiddenError):
+    """An operator stopped the player's play and deposits (service/measures.py)."""
+
+    code = "suspended"
+
+
+class AccountClosedError(ForbiddenError):
+    """A log-in to a closed account, with the right password."""
+
+    code = "account_closed"
 
 
 class DepositLimitReachedError(ForbiddenError):

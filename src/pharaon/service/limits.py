@@ -43,6 +43,7 @@ from pharaon.service.errors import (
 )
 from pharaon.store.dialect import PerDialect
 from pharaon.store.tables import Deposit, DepositLimit, Player, PlayRow
+from pharaon.store.types import UTCDateTime
 
 PERIODS: dict[str, timedelta] = {
     "daily": timedelta(hours=24),
@@ -294,13 +295,17 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
 def exclude_until(*, session: Session, player_id: int, until: datetime) -> datetime:
     """Keep the player from playing and depositing until ``until``, or later if a pause
     already in force ends later (a pause is never shortened); returns the end in force."""
-    current = session.execute(
-        select(Player.self_excluded_until).where(Player.id == player_id)
+    # One statement: two pauses asked at once both count, the later end wins.
+    asked = bindparam("until", until, type_=UTCDateTime())
+    later = case((Player.self_excluded_until > asked, Player.self_excluded_until), else_=asked)
+    end = session.execute(
+        update(Player)
+        .where(Player.id == player_id)
+        .values(self_excluded_until=later)
+        .returning(Player.self_excluded_until)
     ).scalar_one()
-    if current is not None and current > until:
-        until = current
-    session.execute(update(Player).where(Player.id == player_id).values(self_excluded_until=until))
-    return until
+    assert end is not None  # set just now
+    return end
 
 
 def still_excluded(until: datetime | None, now: datetime) -> datetime | None:

@@ -1,14 +1,16 @@
-"""A player seen from the back office (read-only): found by e-mail, with plays, ledger entries,
-deposit limits and the self-exclusion in force."""
+"""A player seen from the back office: found by e-mail, with plays, ledger entries, deposit
+limits, the self-exclusion and an operator's suspension in force, and the operators' notes and
+measures (service/measures.py takes them)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
-from sqlalchemy import Connection, select
+from sqlalchemy import Connection, Row, select
 
-from pharaon.service import limits
+from pharaon.service import limits, measures
 from pharaon.service.errors import NotFoundError
 from pharaon.store.tables import Account, LedgerEntry, LedgerTransaction, Player, PlayRow
 
@@ -22,6 +24,9 @@ class PlayerLine:
     created_at: datetime
     balance_cents: int
     self_excluded_until: datetime | None
+    suspended: bool
+    suspended_until: datetime | None  # None: none in force, or until lifted
+    closed_at: datetime | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +53,7 @@ class PlayerFile:
     plays: tuple[PlayLine, ...]
     ledger: tuple[LedgerLine, ...]
     limits: limits.Limits
+    notes: tuple[measures.Note, ...]
 
 
 _PLAYER = select(
@@ -56,7 +62,24 @@ _PLAYER = select(
     Player.created_at,
     Account.balance_cents,
     Player.self_excluded_until,
+    Player.suspended_at,
+    Player.suspended_until,
+    Player.closed_at,
 ).join(Account, Account.player_id == Player.id)
+
+
+def _line(row: Row[*tuple[Any, ...]], now: datetime) -> PlayerLine:
+    suspended = measures.in_force(row.suspended_at, row.suspended_until, now)
+    return PlayerLine(
+        int(row.id),
+        row.email,
+        row.created_at,
+        int(row.balance_cents),
+        limits.still_excluded(row.self_excluded_until, now),
+        suspended,
+        row.suspended_until if suspended else None,
+        row.closed_at,
+    )
 
 
 def _escape(text: str) -> str:
@@ -71,32 +94,18 @@ def search(*, connection: Connection, email: str, now: datetime) -> list[PlayerL
         .order_by(Player.email)
         .limit(_MAX_FOUND)
     )
-    return [
-        PlayerLine(
-            int(r.id),
-            r.email,
-            r.created_at,
-            int(r.balance_cents),
-            limits.still_excluded(r.self_excluded_until, now),
-        )
-        for r in rows
-    ]
+    return [_line(r, now) for r in rows]
 
 
 def player_file(
     *, connection: Connection, player_id: int, now: datetime, last: int = 100
 ) -> PlayerFile:
-    """One player's last ``last`` plays and ledger entries, limits and exclusion in force."""
+    """One player's last ``last`` plays and ledger entries, limits and exclusion in force, and
+    the operators' notes."""
     row = connection.execute(_PLAYER.where(Player.id == player_id)).first()
     if row is None:
         raise NotFoundError(f"no player {player_id}")
-    player = PlayerLine(
-        int(row.id),
-        row.email,
-        row.created_at,
-        int(row.balance_cents),
-        limits.still_excluded(row.self_excluded_until, now),
-    )
+    player = _line(row, now)
     plays = tuple(
         PlayLine(
             int(p.id), p.created_at, int(p.block_id), int(p.serial), p.stake_cents, p.prize_cents
@@ -129,4 +138,5 @@ def player_file(
         plays,
         ledger,
         limits.get_limits(connection=connection, player_id=player_id, now=now),
+        tuple(measures.notes(connection=connection, player_id=player_id, with_operator=True)),
     )

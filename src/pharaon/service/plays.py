@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from sqlalchemy import Connection, Row, bindparam, select, update
@@ -19,7 +19,13 @@ from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
 from pharaon.service import audit, ledger
 from pharaon.service.errors import InvalidError, NotFoundError, ServiceError
-from pharaon.store.tables import PENDING_ACCOUNT, Account, PlayRow, UnitRow
+from pharaon.store.tables import (
+    PENDING_ACCOUNT,
+    UNFINISHED_JOUER,
+    Account,
+    PlayRow,
+    UnitRow,
+)
 
 MAX_PAGE = 100
 ALL_GRIDS = (1 << GRIDS) - 1  # revealed: every grid uncovered
@@ -43,6 +49,8 @@ class PlayView:
     ticket: str | None
     balance_before_cents: int
     balance_after_cents: int | None
+    # The player left it unfinished: the server uncovered it (:func:`finish_left`).
+    finished_by_server: bool = False
 
 
 def _columns() -> tuple[Any, ...]:
@@ -57,6 +65,7 @@ def _columns() -> tuple[Any, ...]:
         PlayRow.prize_cents,
         PlayRow.balance_before_cents,
         PlayRow.balance_after_cents,
+        PlayRow.finished_by_server_at,
         UnitRow.cells,
     )
 
@@ -84,6 +93,7 @@ def build_view(
     balance_before_cents: int,
     balance_after_cents: int,
     cells: bytes,
+    finished_by_server_at: datetime | None = None,
 ) -> PlayView:
     """What the player may see of a play whose grids ``revealed`` (bit g-1: grid g) are
     uncovered; ``cells``: the unit's 64 symbol indices as bytes."""
@@ -111,6 +121,7 @@ def build_view(
         ticket=ticket,
         balance_before_cents=balance_before_cents,
         balance_after_cents=after,
+        finished_by_server=finished_by_server_at is not None,
     )
 
 
@@ -185,6 +196,43 @@ def reveal(
             outcomes[index] = exc
     _credit_lots(session, finished, now)
     return [outcomes[i] for i in range(len(requests))]
+
+
+def finish_left(*, session: Session, now: datetime, after: timedelta, most: int = 1_000) -> int:
+    """Finish the jouer plays bought ``after`` or longer before ``now`` and still not fully
+    uncovered (at most ``most``, oldest first): every grid uncovered, the lot credited from the
+    pending account, the play marked finished by the server, an audit record each. Several
+    servers may run it at once: a play is finished by one of them (the update's condition is
+    checked again on the locked row). The number of plays finished."""
+    stale = (
+        select(PlayRow.id)
+        .where(UNFINISHED_JOUER, PlayRow.created_at <= now - after)
+        .order_by(PlayRow.id)
+        .limit(most)
+    )
+    done = session.execute(
+        update(PlayRow)
+        .where(PlayRow.id.in_(stale.scalar_subquery()), UNFINISHED_JOUER)
+        .values(revealed=ALL_GRIDS, finished_by_server_at=now)
+        .returning(PlayRow.player_id, PlayRow.id, PlayRow.prize_cents)
+    ).all()
+    finished = sorted((int(p), int(play), int(lot)) for p, play, lot in done)
+    if not finished:
+        return 0
+    _credit_lots(session, [f for f in finished if f[2] > 0], now)
+    audit.append_many(
+        session,
+        records=[
+            (
+                "play_finished_by_server",
+                audit.SERVER_ACTOR,
+                {"play_id": play, "player_id": p, "lot_cents": lot},
+            )
+            for p, play, lot in finished
+        ],
+        now=now,
+    )
+    return len(finished)
 
 
 def _credit_lots(session: Session, finished: list[tuple[int, int, int]], now: datetime) -> None:

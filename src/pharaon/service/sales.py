@@ -44,7 +44,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Session
 
 from pharaon.game.modes import Mode
-from pharaon.service import audit, idempotency, ledger, limits, runs
+from pharaon.service import audit, idempotency, ledger, limits, measures, runs
 from pharaon.service.errors import ServiceError
 from pharaon.service.orders import (
     Order,
@@ -81,6 +81,8 @@ def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
             Account.id,
             Account.balance_cents,
             Player.self_excluded_until,
+            Player.suspended_at,
+            Player.suspended_until,
             *limits.LIMIT_COLUMNS,
             # Only a buyer with a loss limit row reads the plays of the window.
             case(
@@ -97,7 +99,8 @@ def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
 
 
 # The buyers' accounts, locked in id order (before any block), with what decides whether each
-# may buy: the balance, a self-exclusion, the loss limit and the week's net loss.
+# may buy: the balance, a self-exclusion, an operator's suspension, the loss limit and the
+# week's net loss.
 _BUYERS = PerDialect(_buyers_sql)
 _UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
     UnitRow.block_id == bindparam("block"),
@@ -219,6 +222,7 @@ class _Buyer:
     account_id: int
     balance_cents: int
     excluded_until: datetime | None
+    suspended: tuple[datetime | None, datetime | None]  # since, until
     loss_row: limits.LimitRow | None
     loss_cents: int | None
 
@@ -233,11 +237,24 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
         },
     )
     found = {}
-    for player_id, account_id, balance, until, period, amount, pending, effective, loss in rows:
+    for (
+        player_id,
+        account_id,
+        balance,
+        until,
+        suspended_at,
+        suspended_until,
+        period,
+        amount,
+        pending,
+        effective,
+        loss,
+    ) in rows:
         found[int(player_id)] = _Buyer(
             int(account_id),
             int(balance),
             until,
+            (suspended_at, suspended_until),
             None if period is None else (period, amount, pending, effective),
             None if loss is None else int(loss),
         )
@@ -246,6 +263,9 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
 
 def _refusal(order: Order, buyer: _Buyer, now: datetime) -> ServiceError | None:
     """Why ``buyer`` may not buy ``order`` (docs/api.md gives the order of the reasons)."""
+    suspended = measures.suspension_refusal(*buyer.suspended, now)
+    if suspended is not None:
+        return suspended
     refused = limits.loss_refusal(buyer.loss_row, buyer.loss_cents, order.stake_cents, now)
     if refused is not None:
         return refused

@@ -1,6 +1,7 @@
 """A player's standing, as ``GET /me`` shows it: the balance, the limits in force, the
-self-exclusion and the reality check's interval, read in one statement (so from one snapshot,
-with no transaction around it: it can go through :func:`pharaon.store.engine.make_reader`)."""
+self-exclusion, an operator's suspension and the reality check's interval, read in one
+statement (so from one snapshot, with no transaction around it: it can go through
+:func:`pharaon.store.engine.make_reader`)."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from datetime import datetime
 
 from sqlalchemy import Connection, bindparam, select
 
-from pharaon.service import limits
+from pharaon.service import limits, measures
 from pharaon.service.errors import NotFoundError
 from pharaon.store.tables import Account, DepositLimit, Player
 
@@ -19,6 +20,8 @@ _STANDING = (
         Account.balance_cents,
         Player.self_excluded_until,
         Player.reality_check_minutes,
+        Player.suspended_at,
+        Player.suspended_until,
         *limits.LIMIT_COLUMNS,
     )
     .join_from(Player, Account, Account.player_id == Player.id)
@@ -33,6 +36,9 @@ class Standing:
     limits: limits.Limits
     self_excluded_until: datetime | None  # None unless excluded at the time of the look-up
     reality_check_minutes: int | None = None  # None: off
+    # An operator's suspension in force (service/measures.py), and its end (None: none set).
+    suspended: bool = False
+    suspended_until: datetime | None = None
 
 
 def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standing:
@@ -41,10 +47,11 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
     rows = connection.execute(_STANDING, {"player": player_id}).all()
     if not rows:
         raise NotFoundError(f"no player {player_id}")
-    balance, until, reality = rows[0][0], rows[0][1], rows[0][2]
+    balance, until, reality, suspended_at, suspended_until = rows[0][:5]
+    suspended = measures.in_force(suspended_at, suspended_until, now)
     set_limits = [
         (str(period), amount, pending, effective_at)
-        for _, _, _, period, amount, pending, effective_at in rows
+        for *_, period, amount, pending, effective_at in rows
         if period is not None
     ]
     return Standing(
@@ -52,4 +59,6 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
         limits=limits.in_force(set_limits, now),
         self_excluded_until=limits.still_excluded(until, now),
         reality_check_minutes=reality,
+        suspended=suspended,
+        suspended_until=suspended_until if suspended else None,
     )

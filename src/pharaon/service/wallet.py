@@ -9,7 +9,7 @@ from datetime import datetime
 from sqlalchemy import insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import idempotency, ledger, limits
+from pharaon.service import idempotency, ledger, limits, measures
 from pharaon.service.errors import InvalidError
 from pharaon.store.tables import CASH_ACCOUNT, Account, Deposit, Player
 
@@ -54,9 +54,14 @@ def deposit(
     if claim.replay_of is not None:
         row = session.get_one(Deposit, claim.replay_of)
         return DepositResult(row.id, row.amount_cents, row.balance_after_cents)
-    excluded = session.execute(
-        select(Player.self_excluded_until).where(Player.id == player_id)
-    ).scalar_one()
+    excluded, suspended_at, suspended_until = session.execute(
+        select(Player.self_excluded_until, Player.suspended_at, Player.suspended_until).where(
+            Player.id == player_id
+        )
+    ).one()
+    suspended = measures.suspension_refusal(suspended_at, suspended_until, now)
+    if suspended is not None:
+        raise suspended
     limits.check_not_excluded(excluded, now)
     # The player's row first: it serialises this player's deposits for the limit check.
     account_id, after = session.execute(

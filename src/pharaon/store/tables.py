@@ -71,6 +71,10 @@ class Player(Base):
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # Minutes between two reality checks on the player's page; None: off.
     reality_check_minutes: Mapped[int | None] = mapped_column(SmallInteger, nullable=True)
+    # Play and deposits stopped by an operator (service/measures.py) from ``suspended_at``
+    # until ``suspended_until`` (None: until an operator lifts it).
+    suspended_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    suspended_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class LoginFailure(Base):
@@ -285,6 +289,8 @@ class PlayRow(Base):
     balance_after_cents: Mapped[int] = mapped_column(BigInteger)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    # A jouer play the player left unfinished, finished by the server (service/plays.py).
+    finished_by_server_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class IdempotencyKey(Base):
@@ -339,6 +345,8 @@ class AuditCheckpoint(Base):
 
 
 OPERATOR_ROLES = ("admin", "analyst")
+# What an operator does to a player's account (service/measures.py).
+MEASURES = ("note", "suspend", "exclude", "lift", "close")
 
 
 class Operator(Base):
@@ -357,3 +365,24 @@ class Operator(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     # The last TOTP time step accepted, so a code cannot be replayed.
     last_totp_step: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
+
+
+class PlayerNote(Base):
+    """An operator's measure on a player's account, or a note to the player, with its reason;
+    the player sees each one on their page (the operator's name stays in the audit log)."""
+
+    __tablename__ = "player_notes"
+    __table_args__ = (
+        CheckConstraint(
+            "measure IN ('note', 'suspend', 'exclude', 'lift', 'close')", name="known_measure"
+        ),
+        Index("ix_player_notes_player", "player_id", "id"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    operator_id: Mapped[int] = mapped_column(ForeignKey("operators.id"))
+    measure: Mapped[str] = mapped_column(String(8))
+    reason: Mapped[str] = mapped_column(Text)
+    until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime)

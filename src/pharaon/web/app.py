@@ -9,6 +9,7 @@ import asyncio
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
+from datetime import timedelta
 from importlib import resources
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from pharaon import __version__
 from pharaon.service import checkpoints
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
+from pharaon.service.plays import finish_left
 from pharaon.settings import Settings
 from pharaon.store.engine import make_engine
 from pharaon.store.faults import DatabaseUnavailableError
@@ -44,21 +46,28 @@ from pharaon.web.schemas import ERROR_RESPONSES
 
 API_PREFIX = "/api/v1"
 STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
-# How often the server looks whether the day's checkpoint of the audit chain is due.
-CHECKPOINT_LOOK_SECONDS = 3600
+# How often the server looks whether the day's checkpoint of the audit chain is due, and for
+# jouer plays left unfinished too long.
+CHORES_LOOK_SECONDS = 3600
 _log = logging.getLogger(__name__)
 
 
-async def _daily_checkpoints(db: Database, stop: asyncio.Event) -> None:
-    """Take a checkpoint of the audit chain at start and whenever the last is a day old, until
-    ``stop`` is set; of several servers, one takes it (the audit head's lock)."""
+async def _chores(db: Database, settings: Settings, stop: asyncio.Event) -> None:
+    """At start and every hour until ``stop`` is set: take a checkpoint of the audit chain if
+    the last is a day old, and finish the jouer plays left unfinished for
+    ``settings.jouer_finish_days``; of several servers, one does each (the audit head's lock,
+    the plays' rows)."""
+    left = timedelta(days=settings.jouer_finish_days)
     while not stop.is_set():
         try:
             await db.write(checkpoints.take_if_due, now=utcnow())
+            finished = await db.write(finish_left, now=utcnow(), after=left)
+            if finished:
+                _log.info("%d jouer plays left unfinished finished by the server", finished)
         except DatabaseUnavailableError as exc:  # a busy or lost database: at the next look
-            _log.warning("audit checkpoint not taken: %s", exc)
+            _log.warning("chores not done: %s", exc)
         with suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), CHECKPOINT_LOOK_SECONDS)
+            await asyncio.wait_for(stop.wait(), CHORES_LOOK_SECONDS)
 
 
 def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
@@ -73,7 +82,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:
         stop = asyncio.Event()
-        daily = asyncio.create_task(_daily_checkpoints(db, stop))
+        daily = asyncio.create_task(_chores(db, settings, stop))
         yield
         stop.set()
         await daily

@@ -30,6 +30,8 @@ STATUS = {
     "csrf": 403,
     "underage": 403,
     "self_excluded": 403,
+    "suspended": 403,
+    "account_closed": 403,
     "deposit_limit": 403,
     "loss_limit": 403,
     "not_found": 404,
@@ -63,10 +65,12 @@ REQUEST_ID = "X-Request-Id"
 _PLAIN_ID = re.compile(r"[A-Za-z0-9._-]{1,64}")
 
 
-def error_response(code: str, detail: str, status: int | None = None) -> JSONResponse:
+def error_response(
+    code: str, detail: str, status: int | None = None, fields: dict[str, str] | None = None
+) -> JSONResponse:
     headers = {"Retry-After": _RETRY_AFTER[code]} if code in _RETRY_AFTER else None
     return JSONResponse(
-        {"error": code, "detail": detail},
+        {**(fields or {}), "error": code, "detail": detail},
         status_code=status or STATUS.get(code, 400),
         headers=headers,
     )
@@ -86,7 +90,7 @@ async def _service_error(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, ServiceError)
     if STATUS.get(exc.code, 400) >= 500 and exc.code not in _RETRY_AFTER:
         _log.error("%s %s: %s", request.method, _route(request), exc.detail)
-    return error_response(exc.code, exc.detail)
+    return error_response(exc.code, exc.detail, fields=exc.fields)
 
 
 async def _validation_error(_request: Request, exc: Exception) -> JSONResponse:

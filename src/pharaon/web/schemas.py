@@ -93,6 +93,21 @@ class MeOut(BaseModel):
     limits: LimitsOut
     self_excluded_until: datetime | None
     reality_check_minutes: int | None  # None: no reality check
+    # An operator's suspension in force, and its end (null: until lifted).
+    suspended: bool
+    suspended_until: datetime | None
+
+
+class NoteOut(BaseModel):
+    """An operator's measure on the account, or a note, with its reason; ``operator`` only in
+    the back office."""
+
+    note_id: int
+    measure: Literal["note", "suspend", "exclude", "lift", "close"]
+    reason: str
+    until: datetime | None
+    created_at: datetime
+    operator: str | None = None
 
 
 class SelfExclusionIn(In):
@@ -142,6 +157,8 @@ class PlayOut(BaseModel):
     ticket: str | None
     balance_before_cents: int
     balance_after_cents: int | None
+    # Left unfinished by the player, finished by the server (its lot credited then).
+    finished_by_server: bool
 
     @classmethod
     def of(cls, play: PlayView) -> PlayOut:
@@ -164,6 +181,7 @@ class PlayOut(BaseModel):
                 "ticket": play.ticket,
                 "balance_before_cents": play.balance_before_cents,
                 "balance_after_cents": play.balance_after_cents,
+                "finished_by_server": play.finished_by_server,
             }
         )
 
@@ -454,6 +472,17 @@ class PlayerLineOut(BaseModel):
     created_at: datetime
     balance_cents: int
     self_excluded_until: datetime | None
+    suspended: bool
+    suspended_until: datetime | None
+    closed_at: datetime | None
+
+
+class MeasureIn(In):
+    """An operator's measure on a player: ``days`` for an exclusion only."""
+
+    measure: Literal["note", "suspend", "exclude", "lift", "close"]
+    reason: str = Field(min_length=1, max_length=500, pattern=NO_NUL)
+    days: StrictInt | None = Field(default=None, ge=1, le=3 * 365)
 
 
 class PlayLineOut(BaseModel):
@@ -477,6 +506,7 @@ class PlayerFileOut(BaseModel):
     plays: list[PlayLineOut]
     ledger: list[LedgerLineOut]
     limits: LimitsOut
+    notes: list[NoteOut]
 
 
 class LoadedOut(BaseModel):

@@ -1,17 +1,18 @@
-"""``/me``: the player's balance, limits and self-exclusion."""
+"""``/me``: the player's balance, limits and self-exclusion, and the operator's measures."""
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Literal
 
 from fastapi import APIRouter
 
-from pharaon.service import limits, standing
+from pharaon.service import limits, measures, standing
 from pharaon.service.clock import utcnow
 from pharaon.service.sessions import PlayerSession
 from pharaon.web.database import Database, DatabaseDep
 from pharaon.web.deps import CurrentPlayer
-from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, SelfExclusionIn
+from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, NoteOut, SelfExclusionIn
 
 router = APIRouter(tags=["me"])
 
@@ -24,6 +25,8 @@ async def _me(db: Database, current: PlayerSession) -> MeOut:
         limits=LimitsOut.of(found.limits),
         self_excluded_until=found.self_excluded_until,
         reality_check_minutes=found.reality_check_minutes,
+        suspended=found.suspended,
+        suspended_until=found.suspended_until,
     )
 
 
@@ -31,6 +34,14 @@ async def _me(db: Database, current: PlayerSession) -> MeOut:
 async def me(current: CurrentPlayer, db: DatabaseDep) -> MeOut:
     """The player's balance, limits and self-exclusion."""
     return await _me(db, current)
+
+
+@router.get("/me/notes")
+async def notes(current: CurrentPlayer, db: DatabaseDep) -> list[NoteOut]:
+    """What the operator did on the account (a suspension, an exclusion, its lifting) or said
+    to the player, with the reasons given, newest first."""
+    found = await db.read(measures.notes, player_id=current.player_id)
+    return [NoteOut(**asdict(n)) for n in found]
 
 
 @router.put("/me/limits")

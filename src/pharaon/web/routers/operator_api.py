@@ -22,6 +22,7 @@ from pharaon.service import (
     audit_view,
     blocks,
     logins,
+    measures,
     operators,
     player_view,
     sales_report,
@@ -56,6 +57,8 @@ from pharaon.web.schemas import (
     LedgerLineOut,
     LimitsOut,
     LoadedOut,
+    MeasureIn,
+    NoteOut,
     OperatorBlockOut,
     OperatorLoginIn,
     OperatorOut,
@@ -227,7 +230,27 @@ async def player_file(
         plays=[PlayLineOut(**asdict(p)) for p in found.plays],
         ledger=[LedgerLineOut(**asdict(x)) for x in found.ledger],
         limits=LimitsOut.of(found.limits),
+        notes=[NoteOut(**asdict(n)) for n in found.notes],
     )
+
+
+@router.post("/players/{player_id}/measures", status_code=status.HTTP_201_CREATED)
+async def take_measure(
+    player_id: RowId, body: MeasureIn, current: AdminOperator, db: DatabaseDep
+) -> NoteOut:
+    """Note, suspend, exclude for ``days``, lift, or close a player's account, for a reason the
+    player reads on their page; in the audit log under the admin's name."""
+    note = await db.write(
+        measures.take,
+        player_id=player_id,
+        operator_id=current.operator_id,
+        actor=current.actor,
+        measure=body.measure,
+        reason=body.reason,
+        days=body.days,
+        now=utcnow(),
+    )
+    return NoteOut(**{**asdict(note), "operator": current.email})
 
 
 _CHUNK = 1 << 20

@@ -5,11 +5,13 @@ const BASE = "/api/v1";
 
 /** The server answered with an error: `code` is the contract's error code. */
 export class ApiError extends Error {
-  constructor(status, code, detail) {
+  /** `fields`: what the answer says beside the code and the detail (an end date, a reason). */
+  constructor(status, code, detail, fields = {}) {
     super(`${status} ${code}: ${detail}`);
     this.status = status;
     this.code = code;
     this.detail = detail;
+    this.fields = fields;
   }
 }
 
@@ -78,10 +80,12 @@ export async function request(method, path, { body, idempotencyKey } = {}) {
     if (response.ok) throw new NetworkError(error);
   }
   if (!response.ok) {
+    const { error, detail, ...fields } = data ?? {};
     throw new ApiError(
       response.status,
-      data?.error ?? `http_${response.status}`,
-      data?.detail ?? response.statusText,
+      error ?? `http_${response.status}`,
+      detail ?? response.statusText,
+      fields,
     );
   }
   return data;
@@ -96,6 +100,7 @@ export const api = {
   setLimits: (limits) => request("PUT", "/me/limits", { body: limits }),
   setRealityCheck: (minutes) => request("PUT", "/me/reality-check", { body: { minutes } }),
   sessionFigures: () => request("GET", "/me/session"),
+  notes: () => request("GET", "/me/notes"),
   selfExclude: (days) => request("POST", "/me/self-exclusion", { body: { days } }),
   deposit: (amountCents, key) =>
     request("POST", "/deposits", { body: { amount_cents: amountCents }, idempotencyKey: key }),

@@ -7,8 +7,10 @@ import { initHistory, load as loadHistory } from "./history.js";
 import { applyStatic, formatWhen, lang, setLang, t } from "./i18n.js";
 import { initInfo, loadInfo } from "./info.js";
 import { initLanding, renderLanding } from "./landing.js";
+import { initNotes, load as loadNotes } from "./notes.js";
 import { formatCents } from "./money.js";
 import { initReality } from "./reality.js";
+import { initSound } from "./sound.js";
 import { installSymbols } from "./symbols.js";
 import {
   busy,
@@ -43,6 +45,7 @@ function showView(name) {
     button.hidden = !state.me && PRIVATE_VIEWS.has(button.dataset.view);
   }
   if (name === "history") loadHistory();
+  if (name === "account") loadNotes();
   if (name === "info") loadInfo();
 }
 
@@ -59,6 +62,12 @@ function renderAccountBar() {
   const excluded = until && until.getTime() > Date.now();
   $("excluded").hidden = !excluded;
   $("excluded").textContent = excluded ? t("excluded_until", { when: formatWhen(me.self_excluded_until) }) : "";
+  $("suspended").hidden = !me.suspended;
+  $("suspended").textContent = !me.suspended
+    ? ""
+    : me.suspended_until
+      ? t("suspended_until", { when: formatWhen(me.suspended_until) })
+      : t("suspended");
 }
 
 function renderLanguage() {
@@ -172,10 +181,12 @@ function start() {
   initAuth();
   initGame();
   initAccount();
+  initNotes();
   initHistory(showView);
   initInfo();
   initLanding();
   initReality();
+  initSound($("sound"));
   renderAccount();
   showView("game");
   boot();

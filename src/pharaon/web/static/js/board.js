@@ -2,8 +2,10 @@
 // then, once finished, the bonus enigma, the winning cells marked and the lot.
 // Cells are addressed as the API gives them: [grid, row, column] numbered from 1.
 
+import { celebrate } from "./celebrate.js";
 import { formatCents } from "./money.js";
 import { symbolName, t } from "./i18n.js";
+import { makeScratchable } from "./scratch.js";
 import { symbolSvg } from "./symbols.js";
 import { el, prefersReducedMotion } from "./ui.js";
 
@@ -34,7 +36,8 @@ function cellNode(rules, code, key) {
 
 export class PlayView {
   /**
-   * `interactive`: covered grids are buttons calling `onReveal(grid, event)`.
+   * `interactive`: covered grids are buttons calling `onReveal(grid, origin)` when clicked
+   * or scratched (scratch.js).
    */
   constructor({ rules, interactive = false, onReveal = null }) {
     this.rules = rules;
@@ -58,7 +61,8 @@ export class PlayView {
 
   /**
    * Move to a newer state of the same play: uncover what came uncovered (animated), and
-   * bring the bonus forward once finished. Resolves when the animations are over.
+   * bring the bonus forward once finished, with a win's moment. Resolves when the animations
+   * are over.
    */
   async update(play, { origin = null, stagger = false } = {}) {
     const before = this.play;
@@ -73,7 +77,7 @@ export class PlayView {
       this.fillSlot(n, motion, n === origin?.grid ? origin : null);
     }
     if (motion && opened.length) await sleep(SCRATCH_MS);
-    if (play.finished && !before.finished) this.showFinished(motion);
+    if (play.finished && !before.finished) await this.showFinished(motion, true);
   }
 
   fillSlot(n, animate, origin = null) {
@@ -88,7 +92,8 @@ export class PlayView {
     );
     const grid = el("div", { class: "grid", role: "group", "aria-label": t("grid", { n }) }, cells);
     slot.replaceChildren(grid);
-    if (animate) {
+    // A grid scratched open has no cover left to draw open.
+    if (animate && !origin?.scratched) {
       const scratch = el("div", { class: "scratch", "aria-hidden": "true" });
       const box = slot.getBoundingClientRect();
       const x = origin?.x !== undefined ? origin.x - box.left : box.width / 2;
@@ -111,7 +116,7 @@ export class PlayView {
     if (!this.interactive) {
       return el("div", { class: "cover", role: "img", "aria-label": `${label}, ${t("covered")}` }, inner);
     }
-    return el(
+    const cover = el(
       "button",
       {
         class: "cover",
@@ -125,10 +130,19 @@ export class PlayView {
       },
       inner,
     );
+    makeScratchable(cover, {
+      title: label,
+      hint: t("scratch"),
+      onUncover: (point) => this.onReveal?.(n, { grid: n, ...point }),
+    });
+    return cover;
   }
 
-  /** Mark the winning cells, show the bonus enigma and announce the lot. */
-  showFinished(animate) {
+  /**
+   * Mark the winning cells, show the bonus enigma and announce the lot. `live`: the play just
+   * finished here, so a win gets its moment (celebrate.js); resolves when it is over.
+   */
+  async showFinished(animate, live = false) {
     const play = this.play;
     const winning = t("winning");
     for (const node of this.board.querySelectorAll(".cell")) {
@@ -136,13 +150,19 @@ export class PlayView {
       if (bonusPosition(this.rules, g, r, c) >= 0) node.classList.add("bonus-zone");
     }
     const bonusCells = [...play.bonus].map((code, i) => cellNode(this.rules, code, `b-${i}`));
-    (play.combinations ?? []).forEach((combo, index) => {
+    const groups = (play.combinations ?? []).map((combo, index) => {
+      const group = [];
       for (const [g, r, c] of combo.cells) {
         const node = this.board.querySelector(`[data-cell="${g}-${r}-${c}"]`);
         markWin(node, combo.kind, index, winning);
+        group.push(node);
         const position = bonusPosition(this.rules, g, r, c);
-        if (combo.kind === "bonus") markWin(bonusCells[position], "bonus", index, winning);
+        if (combo.kind === "bonus") {
+          markWin(bonusCells[position], "bonus", index, winning);
+          group.push(bonusCells[position]);
+        }
       }
+      return group.filter(Boolean);
     });
     this.bonus.replaceChildren(
       el("h3", { text: t("bonus_title") }),
@@ -189,6 +209,11 @@ export class PlayView {
       this.board.classList.add("bring-forward");
       this.bonus.classList.add("enter");
     }
+    if (live && won) {
+      const node = this.result.querySelector(".lot .amount");
+      const cents = play.prize_cents;
+      await celebrate({ root: this.root, groups, amount: node, cents, motion: animate });
+    }
   }
 
   /** Pick out (or stop picking out) the cells of combination number `number` (from 1). */
@@ -224,9 +249,10 @@ function markWin(node, kind, index, winning) {
   }
 }
 
-/** The text of `key` with its {amount} kept on one line. */
+/** The text of `key` with its {amount} (if it says one) kept on one line. */
 function withAmount(key, amount) {
   const [before, after] = t(key, { amount: "\u0000" }).split("\u0000");
+  if (after === undefined) return [before];
   return [before, el("span", { class: "amount", text: amount }), after];
 }
 

@@ -103,7 +103,7 @@ function renderTable() {
       const cells = [
         ["col_date", formatWhen(play.created_at)],
         ["col_stake", formatStake(play.stake_cents)],
-        ["col_lot", play.finished ? formatCents(play.prize_cents) : t("unfinished")],
+        ["col_lot", lotText(play)],
         ["col_before", money(play.balance_before_cents)],
         ["col_after", money(play.balance_after_cents)],
       ];
@@ -115,6 +115,14 @@ function renderTable() {
       );
     }),
   );
+}
+
+/** The lot, « en cours » while a « Jouer » play is unfinished, and said when the server
+ * finished a play the player had left. */
+function lotText(play) {
+  if (!play.finished) return t("unfinished");
+  const lot = formatCents(play.prize_cents);
+  return play.finished_by_server ? `${lot} (${t("finished_by_server")})` : lot;
 }
 
 /** Fetch the play's proof and the published blocks, and check the proof here. */

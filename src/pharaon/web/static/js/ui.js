@@ -2,7 +2,7 @@
 
 import { ApiError, NetworkError } from "./api.js";
 import { formatStake } from "./money.js";
-import { t } from "./i18n.js";
+import { formatWhen, t } from "./i18n.js";
 
 export const state = {
   rules: null, // GET /rules
@@ -96,11 +96,18 @@ export function sayError(error, context = {}) {
   }
   const params = { detail: error.detail, status: error.status };
   if (context.stakeCents) params.stake = formatStake(context.stakeCents);
+  const when = error.fields?.until ?? error.fields?.closed_at;
+  if (when) params.when = formatWhen(when);
+  params.reason = error.fields?.reason ?? "";
   if (error.code === "unauthorized" && context.login) {
     say("err_login", params, { kind: "error" });
   } else if (error.code === "unauthorized") {
     say("err_unauthorized", params, { kind: "error" });
     emit("logged-out");
+  } else if (params.when && t(`err_${error.code}_when`) !== `err_${error.code}_when`) {
+    say(params.reason ? `err_${error.code}_reason` : `err_${error.code}_when`, params, {
+      kind: "error",
+    });
   } else if (t(`err_${error.code}`) !== `err_${error.code}`) {
     say(`err_${error.code}`, params, { kind: "error" });
   } else {

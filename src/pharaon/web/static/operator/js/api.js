@@ -89,6 +89,7 @@ export const api = {
   sales: (since, until) => call("GET", `/sales${query({ since, until })}`),
   players: (email) => call("GET", `/players${query({ email })}`),
   player: (playerId) => call("GET", `/players/${playerId}`),
+  measure: (playerId, body) => call("POST", `/players/${playerId}/measures`, { body }),
   audit: (offset, limit, kind, actor) =>
     call("GET", `/audit${query({ offset, limit, kind, actor })}`),
   checkAudit: () => call("POST", "/audit/check"),

@@ -1,10 +1,14 @@
-// The players screen, read only: search by e-mail, then a player's file (last plays, ledger,
-// deposit limits and a self-exclusion in force).
+// The players screen: search by e-mail, then a player's file (last plays, ledger, deposit
+// limits, a self-exclusion or a suspension in force, the operators' notes); an admin takes a
+// measure on the account there (note, suspend, exclude for days, lift, close), with a reason
+// the player reads on their page.
 
 import { formatCents, formatStake } from "../../js/money.js";
 import { api } from "./api.js";
 import { formatWhen, ledgerKind, t } from "./i18n.js";
-import { $, busy, el, table } from "./shared.js";
+import { $, busy, el, isAdmin, say, table } from "./shared.js";
+
+const MEASURES = ["note", "suspend", "exclude", "lift", "close"];
 
 let found = null;
 let file = null;
@@ -22,6 +26,7 @@ function playerRow(p) {
     el("td", { text: formatWhen(p.created_at) }),
     el("td", { class: "num", text: formatCents(p.balance_cents) }),
     el("td", { text: p.self_excluded_until ? formatWhen(p.self_excluded_until) : "—" }),
+    el("td", { class: "standing", text: standingText(p) }),
     el(
       "td",
       {},
@@ -62,6 +67,72 @@ function fact(key, value, id = null) {
   return el("div", {}, el("dt", { text: t(key) }), el("dd", { id, text: value }));
 }
 
+/** Closed, suspended (until when) or open, in words. */
+function standingText(p) {
+  if (p.closed_at) return t("standing_closed", { when: formatWhen(p.closed_at) });
+  if (p.suspended) {
+    return p.suspended_until
+      ? t("standing_excluded", { when: formatWhen(p.suspended_until) })
+      : t("standing_suspended");
+  }
+  return t("standing_open");
+}
+
+function measureForm(player) {
+  const days = el("input", {
+    id: "measure-days",
+    type: "number",
+    min: "1",
+    max: "1095",
+    value: "30",
+    required: true,
+  });
+  const daysField = el(
+    "div",
+    { class: "field", hidden: true },
+    el("label", { for: "measure-days", text: t("measure_days") }),
+    days,
+  );
+  const kind = el(
+    "select",
+    {
+      id: "measure-kind",
+      onchange: () => {
+        daysField.hidden = kind.value !== "exclude";
+        days.disabled = daysField.hidden;
+      },
+    },
+    ...MEASURES.map((m) => el("option", { value: m, text: t(`measure_${m}`) })),
+  );
+  days.disabled = true;
+  const reason = el("textarea", { id: "measure-reason", maxlength: "500", rows: "2", required: true });
+  const submit = el("button", { id: "measure-submit", type: "submit", text: t("measure_submit") });
+  return el(
+    "form",
+    {
+      id: "measure-form",
+      class: "card measures",
+      hidden: !isAdmin(),
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const body = { measure: kind.value, reason: reason.value.trim() };
+        if (!body.reason) return;
+        if (body.measure === "exclude") body.days = Number(days.value);
+        const done = await busy(submit, () => api.measure(player.player_id, body));
+        if (done === undefined) return;
+        say(() => t("measure_taken", { measure: t(`measure_${body.measure}`), id: player.player_id }), "success");
+        await open(player.player_id, false);
+      },
+    },
+    el("h3", { text: t("measures_title") }),
+    el("p", { class: "note", text: t("measures_note") }),
+    el("div", { class: "field" }, el("label", { for: "measure-kind", text: t("measure_kind") }), kind),
+    daysField,
+    el("div", { class: "field" }, el("label", { for: "measure-reason", text: t("measure_reason") }), reason),
+    submit,
+  );
+}
+
 function limitText(cents) {
   return cents === null ? t("no_limit") : formatCents(cents);
 }
@@ -70,7 +141,7 @@ function renderFile() {
   const holder = $("player-file");
   holder.hidden = file === null;
   if (file === null) return;
-  const { player, plays, ledger, limits } = file;
+  const { player, plays, ledger, limits, notes } = file;
   const facts = el(
     "dl",
     { class: "summary" },
@@ -81,6 +152,7 @@ function renderFile() {
       whenOrNone(player.self_excluded_until, "file_not_excluded"),
       "file-excluded",
     ),
+    fact("file_standing", standingText(player), "file-standing"),
   );
   const limitList = el(
     "ul",
@@ -111,6 +183,23 @@ function renderFile() {
       facts,
       el("h4", { text: t("limits_title") }),
       limitList,
+    ),
+    measureForm(player),
+    subTable(
+      t("notes_title"),
+      "file-notes",
+      [["col_when"], ["col_measure"], ["col_reason"], ["col_until"], ["col_operator"]],
+      notes.map((n) =>
+        el(
+          "tr",
+          { dataset: { measure: n.measure } },
+          el("td", { text: formatWhen(n.created_at) }),
+          el("td", { text: t(`measure_${n.measure}`) }),
+          el("td", { class: "reason", text: n.reason }),
+          el("td", { text: n.until ? formatWhen(n.until) : "—" }),
+          el("td", { text: n.operator ?? "—" }),
+        ),
+      ),
     ),
     subTable(
       t("plays_title"),
@@ -162,12 +251,16 @@ export function render() {
   renderFile();
 }
 
-async function open(playerId) {
+async function open(playerId, focus = true) {
   const got = await busy(null, () => api.player(playerId));
   if (got === undefined) return;
   file = got;
+  if (found !== null) {
+    found = found.map((p) => (p.player_id === playerId ? got.player : p));
+    table("players-rows", "players-empty", found.map(playerRow));
+  }
   renderFile();
-  $("file-title").focus();
+  if (focus) $("file-title").focus();
 }
 
 export function setUp() {
