@@ -27,6 +27,8 @@ class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="PHARAON_", extra="ignore")
 
     database_url: str = default_database_url()
+    # The operator's id in the regulator's trace (service/traces.py).
+    operator_id: str = Field(default="pharaon", min_length=1, max_length=64)
     # Where `serve`'s first start keeps the vendor and operator key files of its blocks.
     keys_dir: Path = _var() / "keys"
     allow_test_blocks: bool = False

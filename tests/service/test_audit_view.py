@@ -109,8 +109,8 @@ def test_filtered_by_kind_and_by_actor(db: Transactions, history: dict[str, int]
     assert len(deposits) == 6
     assert _page(db, kind="deposit") == (6, deposits)  # not "deposit_limits": the kind exactly
     assert _page(db, kind="deposit_limits") == (1, [r for r in records if r[1] == "deposit_limits"])
-    assert _page(db, actor=bob) == (4, [r for r in records if r[2] == bob])
-    assert _page(db, actor=ana)[0] == 4
+    assert _page(db, actor=bob) == (5, [r for r in records if r[2] == bob])  # with its opening
+    assert _page(db, actor=ana)[0] == 5
     total, lines = _page(db, kind="deposit", actor=ana, limit=2)
     assert (total, lines) == (3, [r for r in deposits if r[2] == ana][:2])
     assert _page(db, kind="self_exclusion", actor=ana) == (0, [])

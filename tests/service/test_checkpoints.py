@@ -115,12 +115,16 @@ def test_a_rewritten_chain_is_caught_by_its_checkpoints(
     published = tmp_path / "checkpoints.json"
     published.write_text(json.dumps(player.client.get("/api/v1/audit/checkpoints").json()))
 
-    _rewrite_chain(engine, changed_seq=1)  # the block_loaded record, before the checkpoint
+    with make_sessionmaker(engine)() as session:
+        loaded = session.execute(
+            select(AuditRecord.seq).where(AuditRecord.kind == "block_loaded")
+        ).scalar_one()
+    _rewrite_chain(engine, changed_seq=loaded)  # the block_loaded record: a checkpoint
     report = _audit(engine)
     assert not report.ok
     assert report.failures == [
-        "audit chain intact: record 1 is not the published checkpoint at that sequence: "
-        "the chain was rewritten"
+        f"audit chain intact: record {loaded} is not the published checkpoint at that "
+        "sequence: the chain was rewritten"
     ]
     result = runner.invoke(app, ["audit", "--database-url", database_url])
     assert result.exit_code == 1

@@ -170,14 +170,19 @@ def test_every_protection_change_is_one_audit_record(engine: Engine, player: Pla
         ).all()
         assert run_audit(connection=session.connection()).ok
     assert [kind for kind, _, _ in rows] == [
+        "account_opened",
+        "login",
         "deposit_limits",
         "loss_limit",
         "reality_check",
         "cool_off",
         "self_exclusion",
     ]
-    payloads = [json.loads(payload) for _, _, payload in rows]
-    assert payloads[1] == {"player_id": player.player_id, "loss_weekly_cents": 2_000}
-    assert payloads[2] == {"player_id": player.player_id, "minutes": 30}
+    payloads = [json.loads(payload) for _, _, payload in rows[2:]]
+    # Each with where it came from, for the regulator's trace (service/traces.py).
+    seen = {"session_id": payloads[0]["session_id"], "address": "testclient"}
+    assert len(str(seen["session_id"])) == 16
+    assert payloads[1] == {"player_id": player.player_id, "loss_weekly_cents": 2_000, **seen}
+    assert payloads[2] == {"player_id": player.player_id, "minutes": 30, **seen}
     assert payloads[3]["hours"] == 24
     assert payloads[4]["days"] == 2

@@ -27,6 +27,7 @@ COMMANDS: Final = {
     "keys": "keys",
     "operators": "operators",
     "export-sales": "operators",
+    "trace": "operators",
     "db": "ops",
     "blocks": "ops",
     "audit": "ops",

@@ -123,3 +123,57 @@ def export_sales(
         )
     rows = ", ".join(f"{n} {table}" for table, n in done.rows.items())
     click.echo(f"exported {rows} to {out}")
+
+
+@app.group("trace")
+def trace() -> None:
+    """The regulator's trace of the gaming events (docs/traces.md)."""
+
+
+@trace.command("export")
+@click.option(
+    "--from", "since", type=click.DateTime(["%Y-%m-%d"]), required=True, help="First day (UTC)."
+)
+@click.option(
+    "--to", "until", type=click.DateTime(["%Y-%m-%d"]), required=True, help="Last day (UTC)."
+)
+@click.option(
+    "--out",
+    type=click.Path(path_type=Path),
+    required=True,
+    help="An empty or new folder for the files.",
+)
+@as_operator_option
+@database_url_option
+def trace_export(
+    since: datetime, until: datetime, out: Path, as_email: str | None, database_url: str | None
+) -> None:
+    """The gaming events of the days as JSON Lines, with their JSON Schema and a manifest of
+    SHA-256 per file; the export itself is an audit record."""
+    from pharaon.service import traces
+    from pharaon.service.clock import utcnow
+
+    start = since.replace(tzinfo=UTC)
+    try:
+        end = until.replace(tzinfo=UTC) + timedelta(days=1)
+    except OverflowError:
+        fail(f"--to {until:%Y-%m-%d} is the last day a date can hold: give an earlier one")
+    if end <= start:
+        fail(f"--to {until:%Y-%m-%d} is before --from {since:%Y-%m-%d}")
+    settings = settings_for(database_url)
+    with database_for(settings) as db:
+        actor = acting(db, as_email, admin=False)
+        try:
+            manifest = db.read(
+                traces.export,
+                folder=out,
+                operator=settings.operator_id,
+                since=start,
+                until=end,
+            )
+        except FileExistsError:
+            fail(f"{out} is not empty: give a new or empty folder")
+        except OSError as exc:
+            fail(f"cannot write {out}: {exc.strerror}")
+        db.write(traces.record_export, manifest=manifest, actor=actor, now=utcnow())
+    click.echo(f"exported {manifest['events']} events to {out}")

@@ -16,7 +16,7 @@ from datetime import date, datetime
 from sqlalchemy import Connection, insert, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import logins, measures, passwords, sessions
+from pharaon.service import logins, measures, passwords, sessions, traces
 from pharaon.service.errors import (
     EmailTakenError,
     InvalidError,
@@ -74,11 +74,18 @@ def check_sign_up(*, email: str, password: str, birth_date: date, now: datetime)
 
 
 def register(
-    *, session: Session, email: str, password_hash: str, birth_date: date, now: datetime
+    *,
+    session: Session,
+    email: str,
+    password_hash: str,
+    birth_date: date,
+    now: datetime,
+    seen: traces.Seen = traces.UNSEEN,
 ) -> Registered:
     """Open the account of a sign-up checked by :func:`check_sign_up` (``email`` normalised,
-    the password already hashed) with a zero balance; :class:`EmailTakenError` if the email is
-    already a player's, however many sign up with it at once."""
+    the password already hashed) with a zero balance, traced as seen from ``seen``;
+    :class:`EmailTakenError` if the email is already a player's, however many sign up with it
+    at once."""
     connection = session.connection()
     player_id = connection.execute(
         _INSERT_PLAYER.on(connection),
@@ -92,6 +99,7 @@ def register(
     if player_id is None:
         raise EmailTakenError(f"a player with email {email} already exists")
     session.execute(insert(Account).values(kind="player", player_id=player_id, balance_cents=0))
+    traces.record(session, kind="account_opened", player_id=player_id, seen=seen, now=now)
     return Registered(int(player_id), email)
 
 
@@ -104,6 +112,7 @@ class Attempt:
     player_id: int | None
     password_hash: str | None
     closed_at: datetime | None = None  # a closed account: the right password is told so
+    client: str | None = None  # the client's address, for the trace
 
 
 def login_email(email: str) -> str:
@@ -134,8 +143,8 @@ def begin_log_in(
         select(Player.id, Player.password_hash, Player.closed_at).where(Player.email == email)
     ).first()
     if row is None:  # unknown: answered as a wrong password
-        return Attempt(keys, None, None)
-    return Attempt(keys, int(row.id), row.password_hash, row.closed_at)
+        return Attempt(keys, None, None, client=client)
+    return Attempt(keys, int(row.id), row.password_hash, row.closed_at, client)
 
 
 def finish_log_in(
@@ -152,7 +161,25 @@ def finish_log_in(
         session.execute(
             update(Player).where(Player.id == attempt.player_id).values(password_hash=new_hash)
         )
-    return sessions.create(session, player_id=attempt.player_id, now=now)
+    created = sessions.create(session, player_id=attempt.player_id, now=now)
+    seen = traces.Seen(traces.session_id(sessions.token_digest(created.token)), attempt.client)
+    traces.record(session, kind="login", player_id=attempt.player_id, seen=seen, now=now)
+    return created
+
+
+def log_in_failed(*, session: Session, attempt: Attempt, now: datetime) -> None:
+    """A log-in whose password was wrong: counted against its address too, and traced."""
+    logins.failed(session=session, keys=attempt.keys)
+    seen = traces.Seen(address=attempt.client)
+    traces.record(session, kind="login_failed", player_id=attempt.player_id, seen=seen, now=now)
+
+
+def log_out(
+    *, session: Session, player_id: int, token_sha256: str, seen: traces.Seen, now: datetime
+) -> None:
+    """End the session ``token_sha256`` of ``player_id``, traced."""
+    sessions.end(session=session, token_sha256=token_sha256)
+    traces.record(session, kind="logout", player_id=player_id, seen=seen, now=now)
 
 
 def password_hash(*, connection: Connection, player_id: int) -> str:

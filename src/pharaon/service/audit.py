@@ -88,6 +88,8 @@ _MOVE_HEAD = (
 
 # The server itself, for what it does on its own (a jouer play left unfinished, finished).
 SERVER_ACTOR = "server"
+# A request that named no account (a log-in with an unknown e-mail).
+ANONYMOUS_ACTOR = "anonymous"
 
 
 def player_actor(player_id: int) -> str:

@@ -34,7 +34,7 @@ from sqlalchemy import (
 from sqlalchemy.orm import Mapped, Session
 
 from pharaon.game.modes import Mode
-from pharaon.service import audit
+from pharaon.service import audit, traces
 from pharaon.service.errors import (
     DepositLimitReachedError,
     InvalidError,
@@ -145,6 +145,7 @@ def set_limits(
     monthly_cents: int | None,
     now: datetime,
     loss_weekly_cents: int | Literal["keep"] | None = "keep",
+    seen: traces.Seen = traces.UNSEEN,
 ) -> Limits:
     """Set the three deposit limits and, unless ``"keep"``, the loss limit (None: no limit);
     lowering applies now, raising in 24 hours. Each change is an audit record."""
@@ -190,7 +191,11 @@ def set_limits(
         session,
         kind="deposit_limits",
         actor=audit.player_actor(player_id),
-        payload={"player_id": player_id, **{f"{p}_cents": wanted[p] for p in PERIODS}},
+        payload={
+            "player_id": player_id,
+            **{f"{p}_cents": wanted[p] for p in PERIODS},
+            **seen.fields(),
+        },
         now=now,
     )
     if LOSS in wanted:
@@ -198,7 +203,7 @@ def set_limits(
             session,
             kind="loss_limit",
             actor=audit.player_actor(player_id),
-            payload={"player_id": player_id, "loss_weekly_cents": wanted[LOSS]},
+            payload={"player_id": player_id, "loss_weekly_cents": wanted[LOSS], **seen.fields()},
             now=now,
         )
     return get_limits(connection=connection, player_id=player_id, now=now)
@@ -277,7 +282,14 @@ def check_deposit(*, session: Session, player_id: int, amount_cents: int, now: d
             )
 
 
-def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) -> datetime:
+def self_exclude(
+    *,
+    session: Session,
+    player_id: int,
+    days: int,
+    now: datetime,
+    seen: traces.Seen = traces.UNSEEN,
+) -> datetime:
     """Exclude the player for ``days`` (1..3650); an exclusion is never shortened."""
     if not 1 <= days <= MAX_EXCLUSION_DAYS:
         raise InvalidError(f"days must be 1..{MAX_EXCLUSION_DAYS}, got {days}")
@@ -286,7 +298,12 @@ def self_exclude(*, session: Session, player_id: int, days: int, now: datetime) 
         session,
         kind="self_exclusion",
         actor=audit.player_actor(player_id),
-        payload={"player_id": player_id, "days": days, "until": until.isoformat()},
+        payload={
+            "player_id": player_id,
+            "days": days,
+            "until": until.isoformat(),
+            **seen.fields(),
+        },
         now=now,
     )
     return until

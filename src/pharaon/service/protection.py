@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import Connection, func, select, update
 from sqlalchemy.orm import Session
 
-from pharaon.service import audit, limits, sessions
+from pharaon.service import audit, limits, sessions, traces
 from pharaon.service.errors import ConflictError, InvalidError, UnauthorizedError
 from pharaon.store.tables import Player, PlayRow, SessionRow
 
@@ -20,7 +20,14 @@ COOL_OFF_HOURS = (24, 7 * 24)
 REALITY_CHECK_MINUTES = (15, 30, 60, 120)
 
 
-def cool_off(*, session: Session, player_id: int, hours: int, now: datetime) -> datetime:
+def cool_off(
+    *,
+    session: Session,
+    player_id: int,
+    hours: int,
+    now: datetime,
+    seen: traces.Seen = traces.UNSEEN,
+) -> datetime:
     """No play nor deposit for ``hours`` (24..168); never shortens a pause already in force."""
     low, high = COOL_OFF_HOURS
     if not low <= hours <= high:
@@ -32,7 +39,12 @@ def cool_off(*, session: Session, player_id: int, hours: int, now: datetime) -> 
         session,
         kind="cool_off",
         actor=audit.player_actor(player_id),
-        payload={"player_id": player_id, "hours": hours, "until": until.isoformat()},
+        payload={
+            "player_id": player_id,
+            "hours": hours,
+            "until": until.isoformat(),
+            **seen.fields(),
+        },
         now=now,
     )
     return until
@@ -46,6 +58,7 @@ def change_password(
     new_hash: str,
     keep_session_sha256: str,
     now: datetime,
+    seen: traces.Seen = traces.UNSEEN,
 ) -> None:
     """Replace the password, whose hash was ``checked_hash`` when the caller checked the current
     password against it, by ``new_hash``; the player's other sessions end. Compared and set in
@@ -57,12 +70,19 @@ def change_password(
         session,
         kind="password_changed",
         actor=audit.player_actor(player_id),
-        payload={"player_id": player_id},
+        payload={"player_id": player_id, **seen.fields()},
         now=now,
     )
 
 
-def close_account(*, session: Session, player_id: int, checked_hash: str, now: datetime) -> None:
+def close_account(
+    *,
+    session: Session,
+    player_id: int,
+    checked_hash: str,
+    now: datetime,
+    seen: traces.Seen = traces.UNSEEN,
+) -> None:
     """Close the account, once the caller checked its password against ``checked_hash`` (still
     its hash: else :class:`ConflictError`): no more log-in, every session ends; the balance
     stays on the ledger."""
@@ -72,7 +92,7 @@ def close_account(*, session: Session, player_id: int, checked_hash: str, now: d
         session,
         kind="account_closed",
         actor=audit.player_actor(player_id),
-        payload={"player_id": player_id},
+        payload={"player_id": player_id, **seen.fields()},
         now=now,
     )
 
@@ -93,7 +113,12 @@ def _compare_and_set(session: Session, player_id: int, checked_hash: str, **valu
 
 
 def set_reality_check(
-    *, session: Session, player_id: int, minutes: int | None, now: datetime
+    *,
+    session: Session,
+    player_id: int,
+    minutes: int | None,
+    now: datetime,
+    seen: traces.Seen = traces.UNSEEN,
 ) -> int | None:
     """Show the reality check every ``minutes`` of a session (one of
     :data:`REALITY_CHECK_MINUTES`), or never (None); it applies at once either way."""
@@ -107,7 +132,7 @@ def set_reality_check(
         session,
         kind="reality_check",
         actor=audit.player_actor(player_id),
-        payload={"player_id": player_id, "minutes": minutes},
+        payload={"player_id": player_id, "minutes": minutes, **seen.fields()},
         now=now,
     )
     return minutes

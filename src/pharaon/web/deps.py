@@ -15,7 +15,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Path, Request, Response
 
-from pharaon.service import logins, passwords, sessions, stock
+from pharaon.service import logins, passwords, sessions, stock, traces
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import UnauthorizedError
 from pharaon.service.idempotency import MAX_KEY_LENGTH
@@ -62,6 +62,13 @@ def thresholds(settings: Settings) -> stock.Thresholds:
 def client_address(request: Request) -> str | None:
     """The client's address (the proxy's word for it behind ``--forwarded-allow-ips``)."""
     return request.client.host if request.client else None
+
+
+def seen(request: Request, holder: sessions.Holder | None = None) -> traces.Seen:
+    """Where a request came from, for the regulator's trace: its session (if let in) and its
+    client's address."""
+    ref = traces.session_id(holder.token_sha256) if holder is not None else None
+    return traces.Seen(ref, client_address(request))
 
 
 def shown(request: Request, cookie: str, missing: str) -> sessions.Credentials:

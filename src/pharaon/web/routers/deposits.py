@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Request, status
 
-from pharaon.service import wallet
+from pharaon.service import traces, wallet
 from pharaon.service.clock import utcnow
+from pharaon.service.errors import ServiceError
 from pharaon.web.database import DatabaseDep
-from pharaon.web.deps import IDEMPOTENCY_KEY_DOC, CurrentPlayer, IdempotencyKey
+from pharaon.web.deps import IDEMPOTENCY_KEY_DOC, CurrentPlayer, IdempotencyKey, seen
 from pharaon.web.schemas import DepositIn, DepositOut
 
 router = APIRouter(tags=["wallet"])
@@ -15,16 +16,34 @@ router = APIRouter(tags=["wallet"])
 
 @router.post("/deposits", status_code=status.HTTP_201_CREATED, openapi_extra=IDEMPOTENCY_KEY_DOC)
 async def deposit(
-    body: DepositIn, current: CurrentPlayer, db: DatabaseDep, key: IdempotencyKey = None
+    body: DepositIn,
+    current: CurrentPlayer,
+    request: Request,
+    db: DatabaseDep,
+    key: IdempotencyKey = None,
 ) -> DepositOut:
-    """Deposit ``amount_cents``; a retry with the same Idempotency-Key credits once."""
-    done = await db.write(
-        wallet.deposit,
-        player_id=current.player_id,
-        amount_cents=body.amount_cents,
-        idempotency_key=key,
-        now=utcnow(),
-    )
+    """Deposit ``amount_cents``; a retry with the same Idempotency-Key credits once. A deposit
+    refused (a limit, an exclusion) is traced."""
+    try:
+        done = await db.write(
+            wallet.deposit,
+            player_id=current.player_id,
+            amount_cents=body.amount_cents,
+            idempotency_key=key,
+            now=utcnow(),
+        )
+    except ServiceError as exc:
+        if exc.code in traces.REFUSALS:
+            await db.write(
+                traces.record,
+                kind="deposit_refused",
+                player_id=current.player_id,
+                seen=seen(request, current),
+                now=utcnow(),
+                refusal=exc.code,
+                amount_cents=body.amount_cents,
+            )
+        raise
     return DepositOut(
         deposit_id=done.deposit_id, amount_cents=done.amount_cents, balance_cents=done.balance_cents
     )

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Literal
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Request
 
 from pharaon.service import limits, measures, standing
 from pharaon.service.clock import utcnow
 from pharaon.service.sessions import PlayerSession
 from pharaon.web.database import Database, DatabaseDep
-from pharaon.web.deps import CurrentPlayer
+from pharaon.web.deps import CurrentPlayer, seen
 from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, NoteOut, SelfExclusionIn
 
 router = APIRouter(tags=["me"])
@@ -45,7 +45,9 @@ async def notes(current: CurrentPlayer, db: DatabaseDep) -> list[NoteOut]:
 
 
 @router.put("/me/limits")
-async def set_limits(body: LimitsIn, current: CurrentPlayer, db: DatabaseDep) -> LimitsOut:
+async def set_limits(
+    body: LimitsIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+) -> LimitsOut:
     """Set the deposit limits and the weekly loss limit (left out: unchanged): lowering
     applies at once, raising after 24 hours."""
     loss: int | Literal["keep"] | None = "keep"
@@ -59,12 +61,21 @@ async def set_limits(body: LimitsIn, current: CurrentPlayer, db: DatabaseDep) ->
         monthly_cents=body.monthly_cents,
         now=utcnow(),
         loss_weekly_cents=loss,
+        seen=seen(request, current),
     )
     return LimitsOut.of(found)
 
 
 @router.post("/me/self-exclusion")
-async def self_exclude(body: SelfExclusionIn, current: CurrentPlayer, db: DatabaseDep) -> MeOut:
+async def self_exclude(
+    body: SelfExclusionIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+) -> MeOut:
     """Exclude oneself from deposits and plays for ``days`` days."""
-    await db.write(limits.self_exclude, player_id=current.player_id, days=body.days, now=utcnow())
+    await db.write(
+        limits.self_exclude,
+        player_id=current.player_id,
+        days=body.days,
+        now=utcnow(),
+        seen=seen(request, current),
+    )
     return await _me(db, current)

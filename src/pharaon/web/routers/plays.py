@@ -6,11 +6,13 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
 
-from pharaon.service import plays, proofs, sales
+from pharaon.service import plays, proofs, sales, traces
+from pharaon.service.clock import utcnow
+from pharaon.service.errors import ServiceError
 from pharaon.service.orders import Order, SoldPlay
 from pharaon.service.plays import PlayView
 from pharaon.web.database import DatabaseDep
-from pharaon.web.deps import IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_DOC, CurrentPlayer, RowId
+from pharaon.web.deps import IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_DOC, CurrentPlayer, RowId, seen
 from pharaon.web.observe import Metrics
 from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, ProofOut, RevealIn
 
@@ -25,7 +27,21 @@ async def buy(body: PlayIn, current: CurrentPlayer, request: Request, db: Databa
     # anew on each request, slowly.
     key = request.headers.get(IDEMPOTENCY_HEADER)
     order = Order(current.player_id, body.stake_cents, body.mode, key)
-    sold: SoldPlay | PlayView = await db.write_together(sales.sell, order)
+    try:
+        sold: SoldPlay | PlayView = await db.write_together(sales.sell, order)
+    except ServiceError as exc:
+        if exc.code in traces.REFUSALS:
+            await db.write(
+                traces.record,
+                kind="purchase_refused",
+                player_id=current.player_id,
+                seen=seen(request, current),
+                now=utcnow(),
+                refusal=exc.code,
+                stake_cents=body.stake_cents,
+                mode=str(body.mode),
+            )
+        raise
     if isinstance(sold, SoldPlay):  # not a retry's earlier play
         metrics: Metrics = request.app.state.metrics
         metrics.sold(order.stake_cents, order.mode)

@@ -3,14 +3,14 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, status
+from fastapi import APIRouter, Request, status
 
 from pharaon.service import accounts, passwords, protection
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ForbiddenError
 from pharaon.service.sessions import PlayerSession
 from pharaon.web.database import Database, DatabaseDep
-from pharaon.web.deps import CurrentPlayer, hashed, verified
+from pharaon.web.deps import CurrentPlayer, hashed, seen, verified
 from pharaon.web.schemas import (
     ClosureIn,
     CoolOffIn,
@@ -25,17 +25,23 @@ router = APIRouter(tags=["protection"])
 
 
 @router.post("/me/cool-off")
-async def cool_off(body: CoolOffIn, current: CurrentPlayer, db: DatabaseDep) -> CoolOffOut:
+async def cool_off(
+    body: CoolOffIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+) -> CoolOffOut:
     """Pause play and deposits for 24 hours to 7 days (never shortened)."""
     until = await db.write(
-        protection.cool_off, player_id=current.player_id, hours=body.hours, now=utcnow()
+        protection.cool_off,
+        player_id=current.player_id,
+        hours=body.hours,
+        now=utcnow(),
+        seen=seen(request, current),
     )
     return CoolOffOut(until=until)
 
 
 @router.put("/me/reality-check")
 async def set_reality_check(
-    body: RealityCheckIn, current: CurrentPlayer, db: DatabaseDep
+    body: RealityCheckIn, current: CurrentPlayer, request: Request, db: DatabaseDep
 ) -> RealityCheckOut:
     """Show the reality check every ``minutes`` of a session (15, 30, 60, 120), or never."""
     minutes = await db.write(
@@ -43,6 +49,7 @@ async def set_reality_check(
         player_id=current.player_id,
         minutes=body.minutes,
         now=utcnow(),
+        seen=seen(request, current),
     )
     return RealityCheckOut(minutes=minutes)
 
@@ -75,7 +82,9 @@ async def _checked(db: Database, current: PlayerSession, password: str, wrong: s
 
 
 @router.put("/me/password", status_code=status.HTTP_204_NO_CONTENT)
-async def change_password(body: PasswordIn, current: CurrentPlayer, db: DatabaseDep) -> None:
+async def change_password(
+    body: PasswordIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+) -> None:
     """Change the password (the current one is asked); the player's other sessions end."""
     passwords.check_length(body.new_password)
     checked = await _checked(db, current, body.current_password, "the current password is wrong")
@@ -86,13 +95,20 @@ async def change_password(body: PasswordIn, current: CurrentPlayer, db: Database
         new_hash=await hashed(body.new_password),
         keep_session_sha256=current.token_sha256,
         now=utcnow(),
+        seen=seen(request, current),
     )
 
 
 @router.post("/me/closure", status_code=status.HTTP_204_NO_CONTENT)
-async def close_account(body: ClosureIn, current: CurrentPlayer, db: DatabaseDep) -> None:
+async def close_account(
+    body: ClosureIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+) -> None:
     """Close the account (the password is asked); the balance stays on the ledger."""
     checked = await _checked(db, current, body.password, "the password is wrong")
     await db.write(
-        protection.close_account, player_id=current.player_id, checked_hash=checked, now=utcnow()
+        protection.close_account,
+        player_id=current.player_id,
+        checked_hash=checked,
+        now=utcnow(),
+        seen=seen(request, current),
     )

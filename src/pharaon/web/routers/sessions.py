@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response, status
 
-from pharaon.service import accounts, logins, passwords, sessions
+from pharaon.service import accounts, passwords
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import UnauthorizedError
 from pharaon.web.database import DatabaseDep
@@ -17,6 +17,7 @@ from pharaon.web.deps import (
     closed_session,
     hashed,
     open_session,
+    seen,
     throttle,
     verified,
 )
@@ -41,7 +42,7 @@ async def log_in(
     )
     # Between the transactions: the attempt is counted against its account, no lock is held.
     if not await verified(attempt.password_hash, body.password):
-        await db.write(logins.failed, keys=attempt.keys)
+        await db.write(accounts.log_in_failed, attempt=attempt, now=utcnow())
         raise UnauthorizedError(accounts.WRONG)
     new_hash = None
     if attempt.password_hash is not None and passwords.needs_rehash(attempt.password_hash):
@@ -55,7 +56,13 @@ async def log_in(
 
 
 @router.delete("/sessions/current", status_code=status.HTTP_204_NO_CONTENT)
-async def log_out(current: CurrentPlayer, db: DatabaseDep) -> Response:
+async def log_out(current: CurrentPlayer, request: Request, db: DatabaseDep) -> Response:
     """End the session."""
-    await db.write(sessions.end, token_sha256=current.token_sha256)
+    await db.write(
+        accounts.log_out,
+        player_id=current.player_id,
+        token_sha256=current.token_sha256,
+        seen=seen(request, current),
+        now=utcnow(),
+    )
     return closed_session(cookie=SESSION_COOKIE, csrf_cookie=CSRF_COOKIE)

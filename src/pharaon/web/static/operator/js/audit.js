@@ -7,18 +7,33 @@ import { $, busy, el } from "./shared.js";
 
 const KINDS = [
   "account_closed",
+  "account_opened",
   "block_deactivated",
   "block_loaded",
   "cool_off",
   "deposit",
   "deposit_limits",
+  "deposit_refused",
   "export",
+  "login",
+  "login_failed",
+  "logout",
+  "loss_limit",
   "operator_added",
   "password_changed",
+  "play_finished_by_server",
   "player",
+  "player_close",
+  "player_exclude",
+  "player_lift",
+  "player_note",
+  "player_suspend",
   "prize",
   "purchase",
+  "purchase_refused",
+  "reality_check",
   "self_exclusion",
+  "trace_export",
 ];
 
 let offset = 0;
