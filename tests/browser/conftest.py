@@ -163,6 +163,14 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         log=work / "server.log",
     )
     server.cli("db", "upgrade", "--create")
+    (work / "keys").mkdir(mode=0o700)
+    # The key that signs the receipts, as an operator makes it (the first start would).
+    subprocess.run(
+        [str(PHARAON), "keys", "new", "--out", str(work / "keys" / "receipts.key")],
+        env=env,
+        capture_output=True,
+        check=True,
+    )
     for price in PRICES:
         server.load_block(price, 1)
     with server.log.open("wb") as log:

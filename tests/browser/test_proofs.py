@@ -104,3 +104,24 @@ def test_a_tampered_proof_is_refused_by_the_page(page: Page) -> None:
     _verify(page, play["play_id"])
     expect(verdict).to_have_attribute("data-verdict", "bad")
     expect(verdict).to_contain_text("ne porte pas sur le jeu de cette partie")
+
+
+def test_verify_holds_the_proof_against_the_kept_receipt(page: Page) -> None:
+    play = _play_one(page)
+    kept = page.evaluate(f"localStorage.getItem('pharaon.receipt.{play['play_id']}')")
+    assert kept is not None  # the purchase's receipt, kept by the page
+    receipt = json.loads(kept)
+    assert f"play {play['play_id']}\n" in receipt["text"]
+    _verify(page, play["play_id"])
+    verdict = page.locator("#proof-result")
+    expect(verdict).to_have_attribute("data-verdict", "good")
+    expect(verdict).to_contain_text("Le reçu de vente signé, gardé par ce navigateur le")
+    # A receipt changed in the browser no longer holds: its signature is not the key's.
+    receipt["text"] = receipt["text"].replace(f"serial {play['serial']}\n", "serial 999999\n")
+    page.evaluate(
+        "([k, v]) => localStorage.setItem(k, v)",
+        [f"pharaon.receipt.{play['play_id']}", json.dumps(receipt)],
+    )
+    _verify(page, play["play_id"])
+    expect(verdict).to_have_attribute("data-verdict", "bad")
+    expect(verdict).to_contain_text("n'est pas signé par la clé publiée des reçus")

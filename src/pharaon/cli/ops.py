@@ -175,11 +175,11 @@ def audit_command(database_url: str | None, head: bool, checkpoints: Path | None
 
 
 def _check_keys(db: Transactions, settings: Settings) -> None:
-    """Stop the start with one line if a key file of the key folder can be read by others, or
-    if the operators could not log in: their TOTP secrets do not open with the key folder's
-    file (a wrong PHARAON_KEYS_DIR)."""
+    """Stop the start with one line if a key file of the key folder can be read by others, if
+    the receipts' key cannot be read or made, or if the operators could not log in: their TOTP
+    secrets do not open with the key folder's file (a wrong PHARAON_KEYS_DIR)."""
     from pharaon.pool.keys import SeedKeyError, check_key_folder
-    from pharaon.service import operators, sealing
+    from pharaon.service import operators, receipts, sealing
 
     try:
         check_key_folder(settings.keys_dir)
@@ -195,6 +195,23 @@ def _check_keys(db: Transactions, settings: Settings) -> None:
         db.read(operators.check_sealer, sealer=sealer)
     except sealing.SealingError as exc:
         fail((problem or exc).detail)
+    try:
+        receipts.load(settings.keys_dir)  # a receipts' key there must be readable
+    except SeedKeyError as exc:
+        fail(str(exc))
+
+
+def _say_without_receipts(settings: Settings) -> None:
+    """Warn, at a start, a server with no receipts' key: it sells without signed receipts."""
+    from pharaon.service import receipts
+
+    path = settings.keys_dir / receipts.KEY_FILE
+    if not path.exists():
+        click.echo(
+            f"warning: no receipts' key {path}: purchases carry no signed receipt; copy it "
+            f"from the key folder of the first start, or make one: pharaon keys new --out {path}",
+            err=True,
+        )
 
 
 def _first_start(db: Transactions, settings: Settings) -> None:
@@ -210,13 +227,14 @@ def _first_start(db: Transactions, settings: Settings) -> None:
 def _load_first_blocks(*, session: Session, settings: Settings) -> None:
     from pharaon.game.rules import rules
     from pharaon.pool.generate import generate_block
-    from pharaon.service import loading
+    from pharaon.service import loading, receipts
     from pharaon.service.clock import utcnow
 
     if not loading.begin_first_start(session=session):
         return  # another server loaded them while this one waited
     click.echo("first start: generating one block per price (this takes a while)", err=True)
     vendor, operator = _first_start_keys(settings.keys_dir)
+    receipts.load(settings.keys_dir, create=True)  # the one every server signs receipts with
     with progress_display() as progress:
         for price in rules().prices_cents:
             shown = prefixed(progress, f"{format_cents(price)} ")
@@ -301,6 +319,7 @@ def serve(  # noqa: PLR0917 (click passes its options by name)
         _check_keys(db, settings)
         if first_start:
             _first_start(db, settings)
+    _say_without_receipts(settings)
     # Replace this process by the server (pharaon.web.serve): the workers start lean (no
     # block factory, no numba) and read their settings, the database URL included, from the
     # environment.

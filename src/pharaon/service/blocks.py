@@ -104,6 +104,13 @@ def published_blocks(*, connection: Connection) -> list[PublishedBlock]:
     return out
 
 
+def merkle_root(*, connection: Connection, block_id: int) -> str:
+    """The Merkle root of block ``block_id``, as its proofs lead to (it never changes)."""
+    return str(
+        connection.execute(select(Block.merkle_root).where(Block.id == block_id)).scalar_one()
+    )
+
+
 def sold_units(connection: Connection, block_ids: Iterable[int] | None = None) -> dict[int, int]:
     """Units sold by block (every block, or those of ``block_ids``): what its runs have sold
     (:mod:`pharaon.service.runs`)."""

@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 
 from pharaon import __version__
-from pharaon.service import checkpoints
+from pharaon.service import checkpoints, receipts
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
 from pharaon.service.plays import finish_left
@@ -104,6 +104,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     )
     app.state.settings = settings
     app.state.database = db
+    # The receipts' key, made at the first start (service/receipts.py), and the blocks' roots
+    # they name, read once each.
+    app.state.receipts = receipts.load(settings.keys_dir)
+    app.state.roots = {}
     metrics = observe.Metrics()
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
@@ -161,12 +161,14 @@ class PlayOut(BaseModel):
     finished_by_server: bool
 
     @classmethod
-    def of(cls, play: PlayView) -> PlayOut:
+    def of(cls, play: PlayView, **more: Any) -> Self:
+        """The play's answer, and ``more`` fields of a subclass."""
         combinations: list[Any] | None = (
             None if play.combinations is None else list(play.combinations)
         )
         return cls.model_validate(
             {
+                **more,
                 "play_id": play.play_id,
                 "created_at": play.created_at,
                 "stake_cents": play.stake_cents,
@@ -184,6 +186,27 @@ class PlayOut(BaseModel):
                 "finished_by_server": play.finished_by_server,
             }
         )
+
+
+class ReceiptOut(BaseModel):
+    """The sale's receipt (service/receipts.py): its text, and the Ed25519 signature of its
+    UTF-8 bytes in base64, by the key of ``GET /api/v1/receipts/key``."""
+
+    text: str
+    signature: str
+
+
+class PurchaseOut(PlayOut):
+    """A purchase's answer: the play, and the receipt the page keeps (null from a server
+    without the receipts' key, which says so at its start)."""
+
+    receipt: ReceiptOut | None
+
+
+class ReceiptKeyOut(BaseModel):
+    algorithm: Literal["Ed25519"]
+    public_key: str  # base64 of the 32 raw bytes
+    format: str
 
 
 class PlayPage(BaseModel):

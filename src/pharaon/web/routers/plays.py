@@ -2,27 +2,38 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
 
-from pharaon.service import plays, proofs, sales, traces
+from pharaon.service import blocks, plays, proofs, receipts, sales, traces
 from pharaon.service.clock import utcnow
-from pharaon.service.errors import ServiceError
+from pharaon.service.errors import NotFoundError, ServiceError
 from pharaon.service.orders import Order, SoldPlay
 from pharaon.service.plays import PlayView
-from pharaon.web.database import DatabaseDep
+from pharaon.web.database import Database, DatabaseDep
 from pharaon.web.deps import IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_DOC, CurrentPlayer, RowId, seen
 from pharaon.web.observe import Metrics
-from pharaon.web.schemas import PlayIn, PlayOut, PlayPage, ProofOut, RevealIn
+from pharaon.web.schemas import (
+    PlayIn,
+    PlayOut,
+    PlayPage,
+    ProofOut,
+    PurchaseOut,
+    ReceiptKeyOut,
+    RevealIn,
+)
 
 router = APIRouter(tags=["plays"])
 
 
 @router.post("/plays", status_code=status.HTTP_201_CREATED, openapi_extra=IDEMPOTENCY_KEY_DOC)
-async def buy(body: PlayIn, current: CurrentPlayer, request: Request, db: DatabaseDep) -> PlayOut:
+async def buy(
+    body: PlayIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+) -> PurchaseOut:
     """Buy the next unit at ``stake_cents``; a retry with the same Idempotency-Key charges
-    once and returns the same play."""
+    once and returns the same play. The answer carries the sale's signed receipt."""
     # The busiest route reads its header itself: FastAPI solves a route's header parameters
     # anew on each request, slowly.
     key = request.headers.get(IDEMPOTENCY_HEADER)
@@ -45,8 +56,32 @@ async def buy(body: PlayIn, current: CurrentPlayer, request: Request, db: Databa
     if isinstance(sold, SoldPlay):  # not a retry's earlier play
         metrics: Metrics = request.app.state.metrics
         metrics.sold(order.stake_cents, order.mode)
-        return PlayOut.of(sold.view())
-    return PlayOut.of(sold)
+        sold = sold.view()
+    return PurchaseOut.of(sold, receipt=await _receipt(request, db, sold))
+
+
+async def _receipt(request: Request, db: Database, play: PlayView) -> dict[str, str] | None:
+    """The signed receipt of ``play``'s sale (the same for a retry's answer); None without the
+    receipts' key."""
+    signer: receipts.Signer | None = request.app.state.receipts
+    if signer is None:
+        return None
+    roots: dict[int, str] = request.app.state.roots  # a block's root never changes
+    root = roots.get(play.block_id)
+    if root is None:
+        root = roots[play.block_id] = await db.read(blocks.merkle_root, block_id=play.block_id)
+    sold = receipts.Sold(play.play_id, play.block_id, play.serial, play.created_at, root)
+    return asdict(signer.receipt(sold))
+
+
+@router.get("/receipts/key")
+async def receipt_key(request: Request) -> ReceiptKeyOut:
+    """The public key that signs the sales' receipts (no session needed); 404 from a server
+    without it."""
+    signer: receipts.Signer | None = request.app.state.receipts
+    if signer is None:
+        raise NotFoundError("this server has no receipts' key")
+    return ReceiptKeyOut(algorithm="Ed25519", public_key=signer.public_key, format=receipts.FORMAT)
 
 
 @router.post("/plays/{play_id}/reveal")

@@ -102,6 +102,10 @@ export const api = {
   sessionFigures: () => request("GET", "/me/session"),
   notes: () => request("GET", "/me/notes"),
   selfExclude: (days) => request("POST", "/me/self-exclusion", { body: { days } }),
+  coolOff: (hours) => request("POST", "/me/cool-off", { body: { hours } }),
+  changePassword: (current, next) =>
+    request("PUT", "/me/password", { body: { current_password: current, new_password: next } }),
+  closeAccount: (password) => request("POST", "/me/closure", { body: { password } }),
   deposit: (amountCents, key) =>
     request("POST", "/deposits", { body: { amount_cents: amountCents }, idempotencyKey: key }),
   buy: (stakeCents, mode, key) =>
@@ -114,4 +118,5 @@ export const api = {
   blocks: () => request("GET", "/blocks"),
   remaining: (stakeCents) => request("GET", `/prizes/remaining?stake_cents=${stakeCents}`),
   rules: () => request("GET", "/rules"),
+  receiptKey: () => request("GET", "/receipts/key"),
 };

@@ -9,6 +9,7 @@ import { initInfo, loadInfo } from "./info.js";
 import { initLanding, renderLanding } from "./landing.js";
 import { initNotes, load as loadNotes } from "./notes.js";
 import { formatCents } from "./money.js";
+import { initProtection } from "./protection.js";
 import { initReality } from "./reality.js";
 import { initSound } from "./sound.js";
 import { installSymbols } from "./symbols.js";
@@ -181,6 +182,7 @@ function start() {
   initAuth();
   initGame();
   initAccount();
+  initProtection();
   initNotes();
   initHistory(showView);
   initInfo();

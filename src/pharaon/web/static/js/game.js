@@ -2,6 +2,7 @@
 
 import { api, ApiError, newIdempotencyKey } from "./api.js";
 import { PlayView } from "./board.js";
+import { keep } from "./receipt.js";
 import { formatStake } from "./money.js";
 import { t } from "./i18n.js";
 import { busy, clearMessage, el, emit, on, say, sayError, state } from "./ui.js";
@@ -75,6 +76,7 @@ async function send(stakeCents, mode, key) {
     let play;
     try {
       play = await api.buy(stakeCents, mode, key);
+      keep(play);
     } catch (error) {
       sayError(error, { stakeCents, charges: true, retry: () => send(stakeCents, mode, key) });
       return;

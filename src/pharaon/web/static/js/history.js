@@ -5,6 +5,7 @@ import { api } from "./api.js";
 import { PlayView } from "./board.js";
 import { resumePlay } from "./game.js";
 import { checkProof } from "./proof.js";
+import { checkReceipt, kept } from "./receipt.js";
 import { formatCents, formatStake } from "./money.js";
 import { formatWhen, t } from "./i18n.js";
 import { busy, el, on, sayError, state } from "./ui.js";
@@ -141,7 +142,21 @@ async function verify(play, button) {
       return;
     }
     const block = blocks.find((b) => b.block_id === play.block_id);
-    const result = await checkProof(proof, play, block);
+    let result = await checkProof(proof, play, block);
+    let held = null; // the kept receipt's word on the same sale, if this browser kept it
+    const receipt = kept(play.play_id);
+    if (result.ok && receipt) {
+      try {
+        const key = await api.receiptKey();
+        held = await checkReceipt(receipt, proof, key.public_key);
+      } catch (error) {
+        verdict = null;
+        renderVerdict();
+        sayError(error);
+        return;
+      }
+      if (!held.ok) result = held;
+    }
     if (result.ok) {
       verdict = {
         ok: true,
@@ -153,6 +168,7 @@ async function verify(play, button) {
           block: `${block.emission} n° ${block.block_number} (${formatStake(block.price_cents)})`,
           root: block.merkle_root,
         },
+        receipt: held ? formatWhen(held.time) : null,
       };
     } else {
       verdict = { ok: false, key: "proof_refused", params: { id: play.play_id }, why: result.reason };
@@ -170,6 +186,7 @@ function renderVerdict() {
   }
   const params = verdict.why ? { ...verdict.params, why: t(verdict.why) } : verdict.params;
   line.textContent = t(verdict.key, params);
+  if (verdict.receipt) line.textContent += ` ${t("receipt_ok", { when: verdict.receipt })}`;
   line.className = `proof-result${verdict.ok === true ? " good" : verdict.ok === false ? " bad" : ""}`;
   line.dataset.verdict = verdict.ok === undefined ? "checking" : verdict.ok ? "good" : "bad";
   line.hidden = false;

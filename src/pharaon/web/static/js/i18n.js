@@ -179,6 +179,10 @@ const TEXT = {
     proof_other_unit: "La preuve reçue ne porte pas sur le jeu de cette partie.",
     proof_malformed: "La preuve reçue est mal formée.",
     proof_no_block: "Le bloc de cette partie ne figure pas parmi les blocs publiés.",
+    receipt_ok: "Le reçu de vente signé, gardé par ce navigateur le {when}, nomme ce même jeu et cette même racine.",
+    receipt_bad_signature:
+      "Le reçu de vente gardé par ce navigateur n'est pas signé par la clé publiée des reçus : il a été modifié.",
+    receipt_other_sale: "Le reçu de vente signé de cette partie nomme un autre jeu ou une autre racine que la preuve.",
     blocks_title: "Blocs publiés",
     blocks_note:
       "Chaque bloc est fixé avant sa vente. Sa racine Merkle engage chacun de ses jeux et de ses lots : « Vérifier », dans l'historique, prouve qu'une partie est un jeu de ce bloc. Les deux clés qui ont tiré le bloc sont engagées par leur SHA-256.",
@@ -205,7 +209,34 @@ const TEXT = {
     landing_top_title: "Les plus gros lots",
     landing_top: "à {price} ; puis {next}",
     landing_odds: "1 chance sur {odds} de gagner un lot, à chaque prix.",
-    landing_play_money: "Argent fictif : un compte pour essayer le jeu, sans enjeu réel."
+    landing_play_money: "Argent fictif : un compte pour essayer le jeu, sans enjeu réel.",
+    cooloff_title: "Pause (cool-off)",
+    cooloff_note:
+      "Une courte pause : ni jeu ni dépôt pendant la durée choisie. Elle ne peut pas être écourtée.",
+    cooloff_length: "Durée de la pause",
+    cooloff_week: "7 jours",
+    cooloff_start: "Faire une pause",
+    cooloff_confirm: "Confirmer la pause de {length}",
+    cooloff_until: "Pause jusqu'au {when} : ni jeu ni dépôt d'ici là.",
+    password_title: "Changer de mot de passe",
+    password_note: "Vos autres sessions ouvertes (autres appareils, autres onglets) seront terminées.",
+    password_current: "Mot de passe actuel",
+    password_new: "Nouveau mot de passe (8 caractères ou plus)",
+    password_again: "Nouveau mot de passe, à nouveau",
+    password_change: "Changer le mot de passe",
+    password_changed: "Mot de passe changé. Vos autres sessions sont terminées.",
+    closure_title: "Fermer mon compte",
+    closure_note: "La fermeture est définitive : le compte ne permettra plus de se connecter.",
+    closure_start: "Fermer mon compte",
+    closure_warning:
+      "Votre solde reste enregistré, mais ce compte ne pourra plus jamais se connecter. Confirmez-vous la fermeture ?",
+    closure_confirm: "Confirmer la fermeture",
+    account_closed_done: "Votre compte est fermé. Votre solde reste enregistré ; ce compte ne peut plus se connecter.",
+    err_password_length: "Le nouveau mot de passe doit compter de {low} à {high} caractères.",
+    err_password_mismatch:
+      "Les deux saisies du nouveau mot de passe diffèrent : rien n'a été envoyé. Saisissez-le à nouveau.",
+    err_password_wrong: "Mot de passe incorrect : rien n'a été changé.",
+    err_password_race: "Le mot de passe ou le compte a changé entre-temps : rien n'a été fait. Réessayez."
   },
   en: {
     switch_to: "Français",
@@ -381,6 +412,10 @@ const TEXT = {
     proof_other_unit: "The proof received is not about this game's unit.",
     proof_malformed: "The proof received is malformed.",
     proof_no_block: "This game's block is not among the published blocks.",
+    receipt_ok: "The signed sale receipt this browser kept on {when} names the same unit and the same root.",
+    receipt_bad_signature:
+      "The sale receipt this browser kept is not signed by the published receipts' key: it was changed.",
+    receipt_other_sale: "This game's signed sale receipt names another unit or root than the proof.",
     blocks_title: "Published blocks",
     blocks_note:
       "Each block is fixed before its sale. Its Merkle root commits to every unit and prize in it: « Verify », in the history, proves that a game is a unit of that block. The two keys that drew the block are committed by their SHA-256.",
@@ -407,7 +442,33 @@ const TEXT = {
     landing_top_title: "The largest prizes",
     landing_top: "at {price}; then {next}",
     landing_odds: "1 chance in {odds} of winning a prize, at every price.",
-    landing_play_money: "Play money: an account to try the game, with nothing real at stake."
+    landing_play_money: "Play money: an account to try the game, with nothing real at stake.",
+    cooloff_title: "Take a break (cool-off)",
+    cooloff_note: "A short break: no play and no deposit for the chosen time. It cannot be shortened.",
+    cooloff_length: "Length of the break",
+    cooloff_week: "7 days",
+    cooloff_start: "Take a break",
+    cooloff_confirm: "Confirm a break of {length}",
+    cooloff_until: "On a break until {when}: no play and no deposit until then.",
+    password_title: "Change password",
+    password_note: "Your other open sessions (other devices, other tabs) will end.",
+    password_current: "Current password",
+    password_new: "New password (8 characters or more)",
+    password_again: "New password, again",
+    password_change: "Change password",
+    password_changed: "Password changed. Your other sessions have ended.",
+    closure_title: "Close my account",
+    closure_note: "Closing is final: the account will no longer be able to log in.",
+    closure_start: "Close my account",
+    closure_warning:
+      "Your balance stays on record, but this account will never be able to log in again. Do you confirm the closure?",
+    closure_confirm: "Confirm the closure",
+    account_closed_done: "Your account is closed. Your balance stays on record; this account can no longer log in.",
+    err_password_length: "The new password must have {low} to {high} characters.",
+    err_password_mismatch:
+      "The two entries of the new password differ: nothing was sent. Please type it again.",
+    err_password_wrong: "Wrong password: nothing was changed.",
+    err_password_race: "The password or the account changed meanwhile: nothing was done. Please try again."
   },
 };
 

@@ -80,7 +80,8 @@ export function retryLast() {
 /**
  * Say what went wrong, plainly. `context.stakeCents` names the stake for sold_out;
  * `context.retry` (network failures only) is offered as « Réessayer »; `context.charges` marks
- * a request that moves money.
+ * a request that moves money. `context.codes` maps an error code to the key that says it for this
+ * request (a `forbidden` from a password check means a wrong password, nothing else).
  */
 export function sayError(error, context = {}) {
   if (error instanceof NetworkError) {
@@ -99,7 +100,9 @@ export function sayError(error, context = {}) {
   const when = error.fields?.until ?? error.fields?.closed_at;
   if (when) params.when = formatWhen(when);
   params.reason = error.fields?.reason ?? "";
-  if (error.code === "unauthorized" && context.login) {
+  if (context.codes?.[error.code]) {
+    say(context.codes[error.code], params, { kind: "error" });
+  } else if (error.code === "unauthorized" && context.login) {
     say("err_login", params, { kind: "error" });
   } else if (error.code === "unauthorized") {
     say("err_unauthorized", params, { kind: "error" });
