@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -82,19 +83,49 @@ def operators_add(email: str, role: str, as_email: str | None, database_url: str
     click.echo(f"  uri:    {created.provisioning_uri}")
 
 
+def _export_options(command: Callable[..., None]) -> Callable[..., None]:
+    """The options of a regulator's export: the UTC days ``--from`` and ``--to`` (both
+    included), the folder ``--out``, ``--as`` and ``--database-url``."""
+    for option in reversed(
+        (
+            click.option(
+                "--from",
+                "since",
+                type=click.DateTime(["%Y-%m-%d"]),
+                required=True,
+                help="First day (UTC).",
+            ),
+            click.option(
+                "--to",
+                "until",
+                type=click.DateTime(["%Y-%m-%d"]),
+                required=True,
+                help="Last day (UTC).",
+            ),
+            click.option(
+                "--out",
+                type=click.Path(path_type=Path),
+                required=True,
+                help="An empty or new folder for the files.",
+            ),
+            as_operator_option,
+            database_url_option,
+        )
+    ):
+        command = option(command)
+    return command
+
+
+def _period(since: datetime, until: datetime) -> tuple[datetime, datetime]:
+    """The UTC instants from the first day's midnight to the midnight after the last day."""
+    try:
+        return since.replace(tzinfo=UTC), until.replace(tzinfo=UTC) + timedelta(days=1)
+    except OverflowError:
+        fail(f"--to {until:%Y-%m-%d} is the last day a date can hold: give an earlier one")
+
+
 @app.command("export-sales")
-@click.option(
-    "--from", "since", type=click.DateTime(["%Y-%m-%d"]), required=True, help="First day."
-)
-@click.option("--to", "until", type=click.DateTime(["%Y-%m-%d"]), required=True, help="Last day.")
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="An empty or new folder for the files.",
-)
-@as_operator_option
-@database_url_option
+@_export_options
 def export_sales(
     since: datetime, until: datetime, out: Path, as_email: str | None, database_url: str | None
 ) -> None:
@@ -104,11 +135,7 @@ def export_sales(
     from pharaon.service.clock import utcnow
     from pharaon.service.errors import ServiceError
 
-    start = since.replace(tzinfo=UTC)
-    try:
-        end = until.replace(tzinfo=UTC) + timedelta(days=1)
-    except OverflowError:
-        fail(f"--to {until:%Y-%m-%d} is the last day a date can hold: give an earlier one")
+    start, end = _period(since, until)
     settings = settings_for(database_url)
     with database_for(settings) as db:
         actor = acting(db, as_email, admin=False)
@@ -131,20 +158,7 @@ def trace() -> None:
 
 
 @trace.command("export")
-@click.option(
-    "--from", "since", type=click.DateTime(["%Y-%m-%d"]), required=True, help="First day (UTC)."
-)
-@click.option(
-    "--to", "until", type=click.DateTime(["%Y-%m-%d"]), required=True, help="Last day (UTC)."
-)
-@click.option(
-    "--out",
-    type=click.Path(path_type=Path),
-    required=True,
-    help="An empty or new folder for the files.",
-)
-@as_operator_option
-@database_url_option
+@_export_options
 def trace_export(
     since: datetime, until: datetime, out: Path, as_email: str | None, database_url: str | None
 ) -> None:
@@ -153,11 +167,7 @@ def trace_export(
     from pharaon.service import traces
     from pharaon.service.clock import utcnow
 
-    start = since.replace(tzinfo=UTC)
-    try:
-        end = until.replace(tzinfo=UTC) + timedelta(days=1)
-    except OverflowError:
-        fail(f"--to {until:%Y-%m-%d} is the last day a date can hold: give an earlier one")
+    start, end = _period(since, until)
     if end <= start:
         fail(f"--to {until:%Y-%m-%d} is before --from {since:%Y-%m-%d}")
     settings = settings_for(database_url)

@@ -17,7 +17,7 @@ from fastapi import Depends, Header, Path, Request, Response
 
 from pharaon.service import logins, passwords, sessions, stock, traces
 from pharaon.service.clock import utcnow
-from pharaon.service.errors import UnauthorizedError
+from pharaon.service.errors import ServiceError, UnauthorizedError
 from pharaon.service.idempotency import MAX_KEY_LENGTH
 from pharaon.service.operators import require_admin
 from pharaon.settings import Settings
@@ -69,6 +69,28 @@ def seen(request: Request, holder: sessions.Holder | None = None) -> traces.Seen
     client's address."""
     ref = traces.session_id(holder.token_sha256) if holder is not None else None
     return traces.Seen(ref, client_address(request))
+
+
+async def trace_refusal(
+    request: Request,
+    db: Database,
+    current: sessions.PlayerSession,
+    refused: ServiceError,
+    kind: str,
+    **details: Any,
+) -> None:
+    """Trace a deposit or a purchase ``refused`` for one of :data:`traces.REFUSALS`, in a write
+    of its own (the refused one was rolled back)."""
+    if refused.code in traces.REFUSALS:
+        await db.write(
+            traces.record,
+            kind=kind,
+            player_id=current.player_id,
+            seen=seen(request, current),
+            now=utcnow(),
+            refusal=refused.code,
+            **details,
+        )
 
 
 def shown(request: Request, cookie: str, missing: str) -> sessions.Credentials:

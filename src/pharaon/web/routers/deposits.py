@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, status
 
-from pharaon.service import traces, wallet
+from pharaon.service import wallet
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError
 from pharaon.web.database import DatabaseDep
-from pharaon.web.deps import IDEMPOTENCY_KEY_DOC, CurrentPlayer, IdempotencyKey, seen
+from pharaon.web.deps import IDEMPOTENCY_KEY_DOC, CurrentPlayer, IdempotencyKey, trace_refusal
 from pharaon.web.schemas import DepositIn, DepositOut
 
 router = APIRouter(tags=["wallet"])
@@ -33,16 +33,9 @@ async def deposit(
             now=utcnow(),
         )
     except ServiceError as exc:
-        if exc.code in traces.REFUSALS:
-            await db.write(
-                traces.record,
-                kind="deposit_refused",
-                player_id=current.player_id,
-                seen=seen(request, current),
-                now=utcnow(),
-                refusal=exc.code,
-                amount_cents=body.amount_cents,
-            )
+        await trace_refusal(
+            request, db, current, exc, "deposit_refused", amount_cents=body.amount_cents
+        )
         raise
     return DepositOut(
         deposit_id=done.deposit_id, amount_cents=done.amount_cents, balance_cents=done.balance_cents

@@ -7,13 +7,18 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query, Request, status
 
-from pharaon.service import blocks, plays, proofs, receipts, sales, traces
-from pharaon.service.clock import utcnow
+from pharaon.service import blocks, plays, proofs, receipts, sales
 from pharaon.service.errors import NotFoundError, ServiceError
 from pharaon.service.orders import Order, SoldPlay
 from pharaon.service.plays import PlayView
 from pharaon.web.database import Database, DatabaseDep
-from pharaon.web.deps import IDEMPOTENCY_HEADER, IDEMPOTENCY_KEY_DOC, CurrentPlayer, RowId, seen
+from pharaon.web.deps import (
+    IDEMPOTENCY_HEADER,
+    IDEMPOTENCY_KEY_DOC,
+    CurrentPlayer,
+    RowId,
+    trace_refusal,
+)
 from pharaon.web.observe import Metrics
 from pharaon.web.schemas import (
     PlayIn,
@@ -41,17 +46,10 @@ async def buy(
     try:
         sold: SoldPlay | PlayView = await db.write_together(sales.sell, order)
     except ServiceError as exc:
-        if exc.code in traces.REFUSALS:
-            await db.write(
-                traces.record,
-                kind="purchase_refused",
-                player_id=current.player_id,
-                seen=seen(request, current),
-                now=utcnow(),
-                refusal=exc.code,
-                stake_cents=body.stake_cents,
-                mode=str(body.mode),
-            )
+        await trace_refusal(
+            request, db, current, exc, "purchase_refused", stake_cents=body.stake_cents,
+            mode=str(body.mode),
+        )  # fmt: skip
         raise
     if isinstance(sold, SoldPlay):  # not a retry's earlier play
         metrics: Metrics = request.app.state.metrics
