@@ -31,7 +31,7 @@ from sqlalchemy.engine import make_url
 from pharaon.game.modes import Mode
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.service import accounts, loading, passwords, sales, wallet
+from pharaon.service import accounts, limits, loading, passwords, sales, wallet
 from pharaon.service.clock import utcnow
 from pharaon.service.orders import Order
 from pharaon.settings import Settings
@@ -70,6 +70,15 @@ def _players(engine: Engine, count: int) -> list[int]:
                 birth_date=utcnow().date().replace(year=1980),
                 now=utcnow(),
             ).player_id
+            limits.set_limits(  # the moderators first, far above what a run stakes
+                session=session,
+                player_id=player_id,
+                daily_cents=None,
+                weekly_cents=10**12,
+                monthly_cents=None,
+                stakes={"stake_weekly": 10**12},
+                now=utcnow(),
+            )
             wallet.deposit(
                 session=session,
                 player_id=player_id,

@@ -32,6 +32,7 @@ from pharaon.store.migrate import upgrade
 from pharaon.store.transactions import Transactions
 from pharaon.web.app import create_app
 from tests.web.cluster import Cluster, throwaway_cluster
+from tests.web.live import MODERATORS
 
 with warnings.catch_warnings():
     # Starlette 1.10 prefers httpx2 for its TestClient; httpx (pinned) works the same.
@@ -146,9 +147,17 @@ def client(engine: Engine, settings: Settings) -> Iterator[TestClient]:
 
 
 class Player:
-    """A registered, logged-in player seen through the API with a bearer token."""
+    """A registered, logged-in player seen through the API with a bearer token; its moderators
+    set (tests/web/live.py :data:`MODERATORS`) unless ``moderators`` is false."""
 
-    def __init__(self, client: TestClient, email: str, password: str = "correct horse") -> None:
+    def __init__(
+        self,
+        client: TestClient,
+        email: str,
+        password: str = "correct horse",
+        *,
+        moderators: bool = True,
+    ) -> None:
         self.client = client
         self.email = email
         self.password = password
@@ -163,6 +172,9 @@ class Player:
         self.token: str = r.json()["token"]
         client.cookies.clear()  # this player speaks with its bearer token only
         self.headers = {"Authorization": f"Bearer {self.token}"}
+        if moderators:
+            r = self.put("/me/limits", MODERATORS)
+            assert r.status_code == 200, r.text
 
     def post(self, path: str, body: Any = None, key: str | None = None) -> Any:
         headers = dict(self.headers)

@@ -31,6 +31,12 @@ class Settings(BaseSettings):
     operator_id: str = Field(default="pharaon", min_length=1, max_length=64)
     # Where `serve`'s first start keeps the vendor and operator key files of its blocks.
     keys_dir: Path = _var() / "keys"
+    # The audit log's name in its signed checkpoints (c2sp.org/tlog-checkpoint origin line), also
+    # the name of the key that signs them (checkpoints.key in keys_dir): unique to this log.
+    log_origin: str = Field(default="pharaon/audit-log", pattern=r"^[!-*,-~]+$", max_length=100)
+    # The witnesses whose cosignatures of the checkpoints the server accepts and publishes:
+    # their verifier keys (name+keyid+base64, type 0x04), comma-separated (docs/proofs.md).
+    witness_keys: str = ""
     allow_test_blocks: bool = False
     session_idle_minutes: int = 30
     lockout_failures: int = 5
@@ -58,3 +64,12 @@ class Settings(BaseSettings):
     # A jouer play not fully uncovered this many days after its purchase is finished by the
     # server, its lot credited (service/plays.py).
     jouer_finish_days: float = Field(default=7.0, gt=0)
+    # A raised (or removed) deposit, stake or loss limit applies this many hours after it was
+    # asked; a lowered one at once (service/limits.py; docs/rules.md §6).
+    limit_raise_hours: float = Field(default=48.0, ge=0)
+    # An account whose identity no operator has checked this many days after it was opened is
+    # suspended for play until it is (service/identity.py; decree 2010-518: docs/rules.md §7).
+    identity_days: float = Field(default=30.0, gt=0)
+    # A withdrawal of more cents than this waits for an admin's approval; up to it, it is paid
+    # at once (service/withdrawals.py).
+    withdrawal_approval_cents: int = Field(default=100_000, ge=0)

@@ -33,16 +33,38 @@ def api_post(page: Page, path: str, body: Any) -> Any:
     return response.json()
 
 
-def sign_up(page: Page, email: str | None = None, birth_date: str = "1990-05-17") -> str:
-    """Create an account through the form; the page logs in and shows the game."""
+def sign_up(
+    page: Page,
+    email: str | None = None,
+    birth_date: str = "1990-05-17",
+    *,
+    moderators: tuple[str, str] | None = ("10000", "10000"),
+) -> str:
+    """Create an account through the form; the page logs in and opens the moderators' form,
+    which this fills with ``moderators`` (weekly deposit and stake ceilings, in euros), then
+    shows the game. ``moderators=None`` leaves the page on the form, none set."""
     email = email or new_email()
     page.fill("#signup-email", email)
     page.fill("#signup-password", PASSWORD)
     page.fill("#signup-birth", birth_date)
     page.get_by_role("button", name="Créer mon compte").click()
-    expect(page.locator("#view-game")).to_be_visible()
     expect(page.locator("#who")).to_have_text(email)
+    expect(page.locator("#moderators-needed")).to_be_visible()
+    if moderators is not None:
+        set_moderators(page, *moderators)
+        tab(page, "Jeu")
+        expect(page.locator("#view-game")).to_be_visible()
     return email
+
+
+def set_moderators(page: Page, deposits: str, stakes: str) -> None:
+    """Fill and save the weekly deposit and stake ceilings (euros) in « Compte »."""
+    tab(page, "Compte")
+    page.fill("#limit-weekly", deposits)
+    page.fill("#limit-stake_weekly", stakes)
+    page.locator("#limits-submit").click()
+    expect(page.locator("#message")).to_contain_text("Limites enregistrées")
+    expect(page.locator("#moderators-needed")).to_be_hidden()
 
 
 def log_in(page: Page, email: str) -> None:

@@ -26,6 +26,7 @@ from pharaon.pool.generate import generate_block
 from pharaon.service.clock import utcnow
 from tests.browser.conftest import BLOCK_SIZE, OPERATOR_PASSWORD, Server
 from tests.browser.helpers import PASSWORD, new_email
+from tests.web.live import MODERATORS
 
 pytestmark = pytest.mark.browser
 
@@ -101,6 +102,8 @@ def buy_as_a_player(server: Server, stakes: list[int]) -> tuple[str, int]:
             assert answer.status_code == 201, answer.text
             return answer.json()
 
+        moderators = http.put("/me/limits", json=MODERATORS, headers=auth)
+        assert moderators.status_code == 200, moderators.text
         post("/deposits", {"amount_cents": sum(stakes)})
         won = sum(
             int(post("/plays", {"stake_cents": s, "mode": "auto"})["prize_cents"]) for s in stakes

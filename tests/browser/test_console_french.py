@@ -19,6 +19,7 @@ from pharaon.game.money import format_cents
 from tests.browser.conftest import Server
 from tests.browser.helpers import PASSWORD, new_email
 from tests.browser.test_console import log_in, operator_get, tab
+from tests.web.live import MODERATORS
 
 pytestmark = pytest.mark.browser
 
@@ -68,6 +69,8 @@ def _player_with_an_auto_lot(server: Server) -> str:
             assert answer.status_code == 201, answer.text
             return dict(answer.json())
 
+        moderators = http.put("/me/limits", json=MODERATORS, headers=auth)
+        assert moderators.status_code == 200, moderators.text
         post("/deposits", {"amount_cents": 4_000})
         for _ in range(40):  # a lot about once in four units: no lot in 40 is ~1e-5
             if post("/plays", {"stake_cents": 100, "mode": "auto"})["prize_cents"]:

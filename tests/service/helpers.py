@@ -8,7 +8,7 @@ from functools import cache
 
 from sqlalchemy.orm import Session
 
-from pharaon.service import accounts, logins, passwords, sales, wallet
+from pharaon.service import accounts, limits, logins, passwords, sales, wallet
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError, UnauthorizedError
 from pharaon.service.orders import Order, SoldPlay
@@ -25,9 +25,12 @@ def password_hash() -> str:
     return passwords.hash_password(PASSWORD)
 
 
-def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int) -> int:
+def funded_player(
+    sessions: Callable[[], Session], name: str, deposit_cents: int, *, moderators: bool = True
+) -> int:
     """A new player ``name``@example.org (password :data:`PASSWORD`) with ``deposit_cents``
-    deposited; its id."""
+    deposited, its moderators set first (:func:`set_moderators`) unless ``moderators`` is
+    false; its id."""
     with sessions() as session:
         player_id = accounts.register(
             session=session,
@@ -36,6 +39,8 @@ def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int
             birth_date=date(1980, 1, 1),
             now=utcnow(),
         ).player_id
+        if moderators:
+            set_moderators(session, player_id)
         if deposit_cents:
             wallet.deposit(
                 session=session,
@@ -46,6 +51,20 @@ def funded_player(sessions: Callable[[], Session], name: str, deposit_cents: int
             )
         session.commit()
     return player_id
+
+
+def set_moderators(session: Session, player_id: int, cents: int = 10**9) -> None:
+    """Set the player's moderators (weekly deposit and stake ceilings of ``cents``), as a new
+    account does before its first deposit."""
+    limits.set_limits(
+        session=session,
+        player_id=player_id,
+        daily_cents=None,
+        weekly_cents=cents,
+        monthly_cents=None,
+        stakes={"stake_weekly": cents},
+        now=utcnow(),
+    )
 
 
 Outcome = PlayView | ServiceError

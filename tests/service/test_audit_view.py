@@ -41,7 +41,7 @@ def history(engine: Engine, db: Transactions, load: BlockLoader) -> dict[str, in
         limits.set_limits,
         player_id=ids["ana"],
         daily_cents=5_000,
-        weekly_cents=None,
+        weekly_cents=10**9,  # the moderator, kept
         monthly_cents=None,
         now=now,
     )
@@ -108,9 +108,11 @@ def test_filtered_by_kind_and_by_actor(db: Transactions, history: dict[str, int]
     deposits = [r for r in records if r[1] == "deposit"]
     assert len(deposits) == 6
     assert _page(db, kind="deposit") == (6, deposits)  # not "deposit_limits": the kind exactly
-    assert _page(db, kind="deposit_limits") == (1, [r for r in records if r[1] == "deposit_limits"])
-    assert _page(db, actor=bob) == (5, [r for r in records if r[2] == bob])  # with its opening
-    assert _page(db, actor=ana)[0] == 5
+    # Each player's moderators (with stake_limits), then ana's daily limit.
+    assert _page(db, kind="deposit_limits") == (3, [r for r in records if r[1] == "deposit_limits"])
+    # With its opening and its moderators.
+    assert _page(db, actor=bob) == (7, [r for r in records if r[2] == bob])
+    assert _page(db, actor=ana)[0] == 7
     total, lines = _page(db, kind="deposit", actor=ana, limit=2)
     assert (total, lines) == (3, [r for r in deposits if r[2] == ana][:2])
     assert _page(db, kind="self_exclusion", actor=ana) == (0, [])

@@ -19,7 +19,14 @@ from pharaon.cli import app
 from pharaon.service import audit, checkpoints
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_engine, make_sessionmaker
-from pharaon.store.tables import GENESIS_HASH, AuditCheckpoint, AuditHead, AuditRecord
+from pharaon.store.tables import (
+    GENESIS_HASH,
+    AuditCheckpoint,
+    AuditHead,
+    AuditRecord,
+    AuditTreeChunk,
+    AuditTreeHead,
+)
 from tests.conftest import BlockLoader, Player
 
 
@@ -79,7 +86,8 @@ def test_a_block_load_takes_a_checkpoint_which_is_published(
     assert found[0]["seq"] == 0
     assert (found[-1]["seq"], found[-1]["sha256"]) == head
     assert found[1]["sha256"] == hashes[found[1]["seq"]]
-    assert all(set(c) == {"seq", "sha256", "taken_at", "why"} for c in found)
+    assert all(set(c) == {"seq", "sha256", "taken_at", "why", "root"} for c in found)
+    assert all(c["root"] is not None for c in found)  # each with its tree's root
     assert _audit(engine).ok
 
 
@@ -129,9 +137,12 @@ def test_a_rewritten_chain_is_caught_by_its_checkpoints(
     result = runner.invoke(app, ["audit", "--database-url", database_url])
     assert result.exit_code == 1
     assert "the chain was rewritten" in result.stderr
-    # Even with the stored checkpoints gone too, a copy kept outside catches it.
+    # Even with the stored checkpoints and the log's tree gone too, a copy kept outside
+    # catches it.
     with make_sessionmaker(engine)() as session:
         session.execute(delete(AuditCheckpoint))
+        session.execute(delete(AuditTreeChunk))
+        session.execute(update(AuditTreeHead).values(size=0))
         session.commit()
     assert _audit(engine).ok  # without any checkpoint, the forgery would pass
     result = runner.invoke(

@@ -1,11 +1,13 @@
 """Responsible gaming (service/limits.py), on both databases: deposit limits over their
-windows, a lowered limit at once and a raised or removed one only after 24 hours, the loss
-limit's arithmetic, and a self-exclusion that is never shortened. (The loss limit at the sale:
-test_loss_limit.py; the limits as GET /me shows them: test_standing.py.)"""
+windows, a lowered limit at once and a raised or removed one only after the raise delay (48
+hours), the loss limit's arithmetic, and a self-exclusion that is never shortened. (The loss
+limit at the sale: test_loss_limit.py; the moderators and the stake limits:
+test_moderators.py; the limits as GET /me shows them: test_standing.py.)"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
@@ -29,10 +31,13 @@ from tests.service.helpers import buy, funded_player
 
 T0 = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 DAY = timedelta(hours=24)
+RAISE = limits.RAISE_DELAY
+MODERATOR = 10**9  # a weekly ceiling far above what these tests deposit
 
 
 def _player(engine: Engine) -> int:
-    return funded_player(make_sessionmaker(engine), "ana", 0)
+    """A new player with no limit at all: not even the moderators, which these tests set."""
+    return funded_player(make_sessionmaker(engine), "ana", 0, moderators=False)
 
 
 def _set(
@@ -44,6 +49,7 @@ def _set(
     weekly: int | None = None,
     monthly: int | None = None,
     loss: int | Literal["keep"] | None = "keep",
+    stakes: Mapping[str, int | None] | None = None,
 ) -> limits.Limits:
     return db.write(
         limits.set_limits,
@@ -52,6 +58,7 @@ def _set(
         weekly_cents=weekly,
         monthly_cents=monthly,
         loss_weekly_cents=loss,
+        stakes=stakes,
         now=now,
     )
 
@@ -70,7 +77,7 @@ def _deposit(db: Transactions, player_id: int, cents: int, now: datetime) -> int
     ).balance_cents
 
 
-def test_a_lower_limit_applies_at_once_a_higher_one_after_24_hours(
+def test_a_lower_limit_applies_at_once_a_higher_one_after_48_hours(
     engine: Engine, db: Transactions
 ) -> None:
     ana = _player(engine)
@@ -81,18 +88,19 @@ def test_a_lower_limit_applies_at_once_a_higher_one_after_24_hours(
     # Raise the daily, lower the monthly, remove nothing, set none weekly.
     raised = _set(db, ana, later, daily=2_000, monthly=8_000)
     assert raised == limits.Limits(
-        1_000, None, 8_000, (limits.Pending("daily", 2_000, later + DAY),), None
+        1_000, None, 8_000, (limits.Pending("daily", 2_000, later + RAISE),), None
     )
-    assert _get(db, ana, later + DAY - timedelta(microseconds=1)) == raised
-    assert _get(db, ana, later + DAY) == limits.Limits(2_000, None, 8_000, ())
-    # Asking the same raise again does not start its 24 hours anew.
+    assert _get(db, ana, later + RAISE - timedelta(microseconds=1)) == raised
+    assert _get(db, ana, later + RAISE) == limits.Limits(2_000, None, 8_000, ())
+    # Asking the same raise again does not start its delay anew.
     assert _set(db, ana, later + timedelta(hours=5), daily=2_000, monthly=8_000) == raised
     # Removing a limit is a raise too: it waits; lowering it instead cancels the wait.
     removal = _set(db, ana, later + timedelta(hours=6), daily=1_000, monthly=None)
     assert removal.monthly_cents == 8_000
     assert removal.daily_cents == 1_000
-    assert removal.pending == (limits.Pending("monthly", None, later + timedelta(hours=30)),)
-    assert _get(db, ana, later + timedelta(hours=30)).monthly_cents is None
+    removed_at = later + timedelta(hours=6) + RAISE
+    assert removal.pending == (limits.Pending("monthly", None, removed_at),)
+    assert _get(db, ana, removed_at).monthly_cents is None
 
 
 def test_negative_limits_are_refused_and_change_nothing(engine: Engine, db: Transactions) -> None:
@@ -107,7 +115,7 @@ def test_negative_limits_are_refused_and_change_nothing(engine: Engine, db: Tran
                 **{"daily_cents": 1, "weekly_cents": 1, "monthly_cents": 1, **bad},
             )
     assert _get(db, ana, T0) == limits.Limits(None, 5_000, None, ())
-    assert _set(db, ana, T0, daily=0).daily_cents == 0  # zero: no deposit at all
+    assert _set(db, ana, T0, daily=0, weekly=5_000).daily_cents == 0  # zero: no deposit at all
 
 
 def test_the_loss_limit_is_kept_unless_given_and_each_change_is_audited(
@@ -119,7 +127,7 @@ def test_the_loss_limit_is_kept_unless_given_and_each_change_is_audited(
     assert (kept.daily_cents, kept.loss_weekly_cents) == (50, 250)
     raised = _set(db, ana, T0, daily=50, loss=300)  # a raise of the loss limit waits too
     assert raised.loss_weekly_cents == 250
-    assert raised.pending == (limits.Pending("loss", 300, T0 + DAY),)
+    assert raised.pending == (limits.Pending("loss", 300, T0 + RAISE),)
 
     def records(connection: Connection) -> list[tuple[str, dict[str, object]]]:
         return [
@@ -149,7 +157,10 @@ def test_a_deposit_limit_counts_the_deposits_of_its_window(
         limits.set_limits,
         player_id=ana,
         now=T0 - timedelta(days=40),
-        **{f"{p}_cents": 1_000 if p == period else None for p in limits.PERIODS},
+        # The moderators too, without which no deposit is taken.
+        **{f"{p}_cents": 1_000 if p == period else None for p in limits.PERIODS}
+        | ({} if period == "weekly" else {"weekly_cents": MODERATOR}),
+        stakes={"stake_weekly": MODERATOR},
     )
     assert _deposit(db, ana, 600, T0) == 600
     with pytest.raises(DepositLimitReachedError) as refused:
@@ -160,13 +171,13 @@ def test_a_deposit_limit_counts_the_deposits_of_its_window(
     assert _deposit(db, ana, 600, T0 + span) == 1_600
 
 
-def test_a_raised_deposit_limit_waits_its_24_hours(engine: Engine, db: Transactions) -> None:
+def test_a_raised_deposit_limit_waits_its_48_hours(engine: Engine, db: Transactions) -> None:
     ana = _player(engine)
-    _set(db, ana, T0, daily=500)
-    _set(db, ana, T0 + timedelta(hours=1), daily=2_000)
+    _set(db, ana, T0, daily=500, weekly=MODERATOR, stakes={"stake_weekly": MODERATOR})
+    _set(db, ana, T0 + timedelta(hours=1), daily=2_000, weekly=MODERATOR)
     with pytest.raises(DepositLimitReachedError):
-        _deposit(db, ana, 501, T0 + timedelta(hours=24, minutes=59))
-    assert _deposit(db, ana, 2_000, T0 + timedelta(hours=25)) == 2_000
+        _deposit(db, ana, 501, T0 + timedelta(hours=48, minutes=59))
+    assert _deposit(db, ana, 2_000, T0 + timedelta(hours=49)) == 2_000
 
 
 def test_a_self_exclusion_is_never_shortened(engine: Engine, db: Transactions) -> None:

@@ -33,7 +33,7 @@ def _scenario(engine: Engine, name: str) -> list[str]:
             session=session,
             player_id=player_id,
             daily_cents=None,
-            weekly_cents=None,
+            weekly_cents=10**9,  # the moderator, kept
             monthly_cents=None,
             loss_weekly_cents=250,
             now=week_ago,
@@ -84,7 +84,7 @@ def test_a_stake_past_the_loss_limit_is_refused(engine: Engine, load: BlockLoade
     assert _scenario(engine, "loser") == EXPECTED
 
 
-def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
+def test_raising_the_loss_limit_waits_its_delay(engine: Engine) -> None:
     sessions = make_sessionmaker(engine)
     player_id = funded_player(sessions, "raiser", 0)
     now = utcnow()
@@ -95,7 +95,7 @@ def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
                 session=session,
                 player_id=player_id,
                 daily_cents=None,
-                weekly_cents=None,
+                weekly_cents=10**9,  # the moderator, kept
                 monthly_cents=None,
                 loss_weekly_cents=value,
                 now=at,
@@ -109,7 +109,7 @@ def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
     put(None, now)
     with sessions() as session:
         later = limits.get_limits(
-            connection=session.connection(), player_id=player_id, now=now + timedelta(hours=25)
+            connection=session.connection(), player_id=player_id, now=now + limits.RAISE_DELAY
         )
     assert later.loss_weekly_cents is None
     with sessions() as session, session.begin():
@@ -117,9 +117,9 @@ def test_raising_the_loss_limit_waits_a_day(engine: Engine) -> None:
             session=session,
             player_id=player_id,
             daily_cents=100,
-            weekly_cents=None,
+            weekly_cents=10**9,  # the moderator, kept
             monthly_cents=None,
-            now=now + timedelta(hours=25),
+            now=now + limits.RAISE_DELAY,
         )
     assert (kept.daily_cents, kept.loss_weekly_cents) == (100, None)
 
@@ -136,7 +136,7 @@ def test_a_purchase_refused_for_several_reasons_gets_the_first(engine: Engine) -
             session=session,
             player_id=players["all"],
             daily_cents=None,
-            weekly_cents=None,
+            weekly_cents=10**9,  # the moderator, kept
             monthly_cents=None,
             loss_weekly_cents=50,
             now=now,

@@ -78,7 +78,7 @@ def test_the_player_s_file(engine: Engine, db: Transactions, load: BlockLoader) 
         limits.set_limits,
         player_id=ana,
         daily_cents=500,
-        weekly_cents=None,
+        weekly_cents=10**9,  # the moderator, kept
         monthly_cents=None,
         now=now,
     )
@@ -103,7 +103,7 @@ def test_the_player_s_file(engine: Engine, db: Transactions, load: BlockLoader) 
     assert [line.kind for line in found.ledger][-1] == "deposit"
     assert found.ledger[-1].amount_cents == 1_000
     assert [line.amount_cents for line in found.ledger].count(-100) == 4
-    assert found.limits == limits.Limits(500, None, None, ())
+    assert found.limits == limits.Limits(500, 10**9, None, (), stake_weekly_cents=10**9)
     # The last ``last`` of each.
     short = db.read(player_view.player_file, player_id=ana, now=now, last=2)
     assert short.plays == found.plays[:2]

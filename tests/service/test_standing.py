@@ -27,16 +27,21 @@ def _look_up(engine: Engine, player_id: int, hours_later: float = 0) -> standing
 
 
 def test_a_new_player_has_a_balance_and_no_limits(engine: Engine) -> None:
-    player_id = funded_player(make_sessionmaker(engine), "new", 1_234)
+    player_id = funded_player(make_sessionmaker(engine), "new", 0, moderators=False)
     found = _look_up(engine, player_id)
-    assert found.balance_cents == 1_234
+    assert found.balance_cents == 0
     assert found.limits == limits.Limits(None, None, None, ())
+    assert not found.limits.moderators_set
     assert found.self_excluded_until is None
+    funded = _look_up(engine, funded_player(make_sessionmaker(engine), "funded", 1_234))
+    assert funded.balance_cents == 1_234
+    assert (funded.limits.weekly_cents, funded.limits.stake_weekly_cents) == (10**9, 10**9)
+    assert funded.limits.moderators_set
 
 
 def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
     sessions = make_sessionmaker(engine)
-    player_id = funded_player(sessions, "limited", 500)
+    player_id = funded_player(sessions, "limited", 0, moderators=False)
     with sessions() as session, session.begin():
         # Then a raise of the daily limit, and a lower monthly one.
         for daily, monthly in ((1_000, 9_000), (2_000, 8_000)):
@@ -57,9 +62,8 @@ def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
         assert found.limits == limits.get_limits(
             connection=session.connection(), player_id=player_id, now=utcnow()
         )
-    later = _look_up(engine, player_id, hours_later=25)  # the raise is in force
+    later = _look_up(engine, player_id, hours_later=49)  # the raise is in force
     assert later.limits == limits.Limits(2_000, None, 8_000, ())
-    assert later.balance_cents == 500
 
 
 def test_a_self_exclusion_shows_until_it_ends(engine: Engine) -> None:

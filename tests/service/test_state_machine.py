@@ -1,12 +1,14 @@
 """A hypothesis state machine over the player's whole life, on SQLite and PostgreSQL.
 
-Sign-up, deposits, purchases in both modes, reveals, retries with the same Idempotency-Key
-(same body: the same answer and nothing charged twice; another body: a conflict), deposit and
-loss limits (lowered, raised, removed), cool-offs and self-exclusion, and time passing, in any
-order hypothesis finds. After every step the audit (what ``pharaon audit`` runs) is clean,
-money is conserved (the player, sales and prizes accounts hold exactly what the tests
-deposited, the cash account its opposite) and each player's balance is the model's; a refused
-request (its status and code the model's) changed nothing.
+Sign-up, the moderators (no deposit and no stake before the weekly deposit and stake
+ceilings; never removed), deposits, purchases in both modes, reveals, retries with the same
+Idempotency-Key (same body: the same answer and nothing charged twice; another body: a
+conflict), deposit, stake and loss limits (lowered, raised, removed), cool-offs and
+self-exclusion, and time passing, in any order hypothesis finds. After every step the audit
+(what ``pharaon audit`` runs) is clean, money is conserved (the player, sales and prizes
+accounts hold exactly what the tests deposited, the cash account its opposite) and each
+player's balance is the model's; a refused request (its status and code the model's) changed
+nothing.
 
 It drives the HTTP API through the TestClient rather than the service functions: a request
 then takes the whole real path -- authentication, validation, the batching desks of web/,
@@ -14,14 +16,16 @@ the sale on each database (the PL/pgSQL function on PostgreSQL), the routes' uni
 so a step that only the assembled server gets wrong is found too. The model is independent
 of the code under test: a unit's lot is evaluated from its stored cells by ``game.evaluate``,
 and the limits follow docs/rules.md §6 (rolling windows of 24 hours, 7 and 30 days for
-deposits, 7 days for the net loss; a lowered limit applies at once, a raised or removed one
-24 hours later).
+deposits, 7 days for the net loss; for stakes, the hours from the one a window's span before the
+current hour's start; a lowered limit applies at once, a raised or removed one 48 hours later).
 
 The server's clock is the real one, so time passes by moving the run's players' dated rows
-back, which is all the limits and pauses read: plays and deposits (their windows), pending
-raises (their effective time) and the end of a pause. The model counts time in whole hours;
-the real seconds a run takes add less than one, so an event k hours old is in a window of n
-hours exactly when k < n, on the model as on the server.
+back, which is all the limits and pauses read: plays, deposits and stakes per hour (their
+windows), pending raises (their effective time) and the end of a pause. The model counts time
+in whole hours; the real seconds a run takes add less than one, so an event k hours old is in a
+window of n hours exactly when k < n, on the model as on the server. A stake k hours old is in
+a stake window of n hours when k < n, and when k = n unless the run crossed the start of a real
+hour meanwhile: the model accepts either answer then, and follows it.
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, delete, func, insert, select
 
 from pharaon.game.evaluate import evaluate
 from pharaon.game.modes import Mode
@@ -65,6 +69,7 @@ from pharaon.store.tables import (
     LedgerTransaction,
     PlayRow,
     SaleRun,
+    StakeHour,
     UnitRow,
 )
 from pharaon.store.tables import Player as PlayerRow
@@ -79,9 +84,13 @@ WINDOWS = {"daily": 24, "weekly": 7 * 24, "monthly": 30 * 24}
 PERIODS = tuple(WINDOWS)
 LOSS = "loss"  # the loss limit's period in the answers' pending raises
 LOSS_WINDOW = 7 * 24
-KINDS = (*PERIODS, LOSS)
-FIELDS = {p: f"{p}_cents" for p in PERIODS} | {LOSS: "loss_weekly_cents"}  # in the API's Limits
-RAISE_DELAY = 24  # hours before a raised or removed limit applies
+STAKE_WINDOWS = {"stake_daily": 24, "stake_weekly": 7 * 24, "stake_monthly": 30 * 24}
+STAKES = tuple(STAKE_WINDOWS)
+KINDS = (*PERIODS, *STAKES, LOSS)
+# In the API's Limits.
+FIELDS = {p: f"{p}_cents" for p in (*PERIODS, *STAKES)} | {LOSS: "loss_weekly_cents"}
+MODERATORS = ("weekly", "stake_weekly")  # required before a deposit or a stake; never removed
+RAISE_DELAY = 48  # hours before a raised or removed limit applies
 GRIDS = 4
 MAX_PLAYERS = 3  # per run: each sign-up hashes a password (argon2), a slow step
 KEEP = "keep"  # set_limits leaves loss_weekly_cents out of the body: the loss limit unchanged
@@ -90,8 +99,11 @@ amounts = st.one_of(st.sampled_from([1_000, 5_000]), st.integers(min_value=1, ma
 limit_values = st.one_of(st.none(), st.integers(min_value=0, max_value=3_000))
 # Around a few stakes, so that purchases meet the limit.
 loss_values = st.one_of(st.none(), st.integers(min_value=0, max_value=1_500))
+stake_values = st.one_of(st.none(), st.integers(min_value=0, max_value=1_500))
+# A moderator: a removal now and then (refused), a ceiling mostly.
+moderator_values = st.one_of(st.none(), *[st.integers(min_value=0, max_value=3_000)] * 3)
 # Up to, onto and past the ends of the windows and of the raise delay.
-hours_passing = st.sampled_from([1, 23, 24, 25, 6 * 24, 7 * 24, 8 * 24, 30 * 24])
+hours_passing = st.sampled_from([1, 23, 24, 25, 47, 48, 6 * 24, 7 * 24, 8 * 24, 30 * 24])
 
 
 @dataclass
@@ -161,6 +173,16 @@ class Model:
             b.stake_cents - b.credited_cents for b in self.bought if hour - b.hour < LOSS_WINDOW
         )
 
+    def staked(self, hour: int, window: int) -> tuple[int, int]:
+        """The stakes a stake window of ``window`` hours counts at ``hour``: at least (those
+        less than ``window`` hours old), at most (with those exactly ``window`` hours old)."""
+        inside = sum(b.stake_cents for b in self.bought if hour - b.hour < window)
+        edge = sum(b.stake_cents for b in self.bought if hour - b.hour == window)
+        return inside, inside + edge
+
+    def moderators_set(self) -> bool:
+        return all(self.limits[kind] is not None for kind in MODERATORS)
+
 
 @dataclass
 class Ticket:
@@ -217,6 +239,9 @@ def _footprint(engine: Engine) -> tuple[Any, ...]:
                 DepositLimit.pending_effective_at,
             ).order_by(DepositLimit.player_id, DepositLimit.period),
             select(PlayerRow.id, PlayerRow.self_excluded_until).order_by(PlayerRow.id),
+            select(StakeHour.player_id, StakeHour.hour, StakeHour.stakes_cents).order_by(
+                StakeHour.player_id, StakeHour.hour
+            ),
         )
         return counts + tuple(tuple(session.execute(q).all()) for q in rows)
 
@@ -229,6 +254,18 @@ def _move_back(engine: Engine, player_ids: list[int], hours: int) -> None:
             play.created_at -= back
         for deposit in session.scalars(select(Deposit).where(Deposit.player_id.in_(player_ids))):
             deposit.created_at -= back
+        # Stakes per hour: their hour is their key, so out and back in, moved.
+        staked = session.execute(
+            select(StakeHour.player_id, StakeHour.hour, StakeHour.stakes_cents).where(
+                StakeHour.player_id.in_(player_ids)
+            )
+        ).all()
+        session.execute(delete(StakeHour).where(StakeHour.player_id.in_(player_ids)))
+        if staked:
+            session.execute(
+                insert(StakeHour),
+                [{"player_id": p, "hour": h - back, "stakes_cents": c} for p, h, c in staked],
+            )
         for limit in session.scalars(
             select(DepositLimit).where(
                 DepositLimit.player_id.in_(player_ids),
@@ -267,23 +304,35 @@ class LifeOfPlayers(RuleBasedStateMachine):
         assert _footprint(self.world.engine) == before, r.text
         self.world.refused[code] += 1
 
-    def _sign_up(self) -> Model:
+    def _sign_up(self, moderators: bool, stakes: int = 10_000) -> Model:
+        """A new player, who sets its moderators at once if ``moderators`` (a weekly stake
+        ceiling of ``stakes``)."""
         name = f"p{next(self.world.names)}@example.org"
-        model = Model(Player(self.world.client, name))
+        model = Model(Player(self.world.client, name, moderators=False))
         self.models.append(model)
+        if moderators:
+            self._put_limits(model, {"daily": None, "weekly": 10_000, "monthly": None,
+                                     "stake_weekly": stakes})  # fmt: skip
         return model
 
-    # A player with money from the start: otherwise most runs end before their first sale.
+    # Two players with money from the start, otherwise most runs end before their first sale:
+    # one whose weekly stake ceiling a few purchases reach, one who meets its other limits.
     @initialize(target=players, amount=amounts)
     def first_player(self, amount: int) -> Model:
-        model = self._sign_up()
+        model = self._sign_up(moderators=True, stakes=600)
+        self.deposit(model, amount)
+        return model
+
+    @initialize(target=players, amount=amounts)
+    def second_player(self, amount: int) -> Model:
+        model = self._sign_up(moderators=True)
         self.deposit(model, amount)
         return model
 
     @precondition(lambda self: len(self.models) < MAX_PLAYERS)
-    @rule(target=players)
-    def sign_up(self) -> Model:
-        return self._sign_up()
+    @rule(target=players, moderators=st.booleans())
+    def sign_up(self, moderators: bool) -> Model:
+        return self._sign_up(moderators)
 
     @rule(player=players, amount=amounts)
     def deposit(self, player: Model, amount: int) -> None:
@@ -304,6 +353,8 @@ class LifeOfPlayers(RuleBasedStateMachine):
         ]
         if player.paused(self.hour):
             self._refused(r, 403, "self_excluded", before)
+        elif not player.moderators_set():
+            self._refused(r, 403, "moderators_required", before)
         elif over:
             self._refused(r, 403, "deposit_limit", before)
         else:
@@ -334,22 +385,13 @@ class LifeOfPlayers(RuleBasedStateMachine):
         before = _footprint(self.world.engine)
         r = player.api.post("/plays", body, key=key)
         player.settle(self.hour)
-        loss, loss_limit = player.net_loss(self.hour), player.limits[LOSS]
-        # The sale checks the loss limit before the pause and the balance (service/sale_steps.py
-        # and pharaon_sell alike): an order over it is refused so, whatever else holds.
-        if loss_limit is not None and loss + stake > loss_limit:
-            self._refused(r, 403, "loss_limit", before)
-            figures = f"loss limit {loss_limit} cents: a net loss of {loss} cents"
-            assert figures in r.json()["detail"], r.text
-            return None
-        if player.paused(self.hour):
-            self._refused(r, 403, "self_excluded", before)
-            return None
-        if player.balance_cents < stake:
-            self._refused(r, 402, "insufficient_funds", before)
-            return None
-        if self.world.sold[stake] == SIZES[stake]:
-            self._refused(r, 503, "sold_out", before)
+        refusal = self._purchase_refusal(player, stake, r)
+        if refusal is not None:
+            self._refused(r, *refusal, before)
+            if refusal[1] == "loss_limit":
+                loss, limit = player.net_loss(self.hour), player.limits[LOSS]
+                figures = f"loss limit {limit} cents: a net loss of {loss} cents"
+                assert figures in r.json()["detail"], r.text
             return None
         assert r.status_code == 201, r.text
         play = r.json()
@@ -376,6 +418,29 @@ class LifeOfPlayers(RuleBasedStateMachine):
         assert play["prize_cents"] is None
         assert play["balance_after_cents"] is None
         return Ticket(player, play["play_id"], stake, lot, balance_before, bought)
+
+    def _purchase_refusal(self, player: Model, stake: int, r: Any) -> tuple[int, str] | None:
+        """The status and code the model expects refusing a stake of ``stake`` now (``r``, the
+        answer, only decides a stake exactly at a stake window's edge: see the module)."""
+        stake_over = False
+        for kind, window in STAKE_WINDOWS.items():
+            if (limit := player.limits[kind]) is not None:
+                least, most = player.staked(self.hour, window)
+                edge = most + stake > limit and r.status_code == 403
+                stake_over = stake_over or least + stake > limit or edge
+        loss, loss_limit = player.net_loss(self.hour), player.limits[LOSS]
+        # The sale checks the moderators, then the stake limits, then the loss limit, before
+        # the pause and the balance (service/sales.py): an order refused by one is refused so,
+        # whatever else holds.
+        checks = (
+            (not player.moderators_set(), (403, "moderators_required")),
+            (stake_over, (403, "stake_limit")),
+            (loss_limit is not None and loss + stake > loss_limit, (403, "loss_limit")),
+            (player.paused(self.hour), (403, "self_excluded")),
+            (player.balance_cents < stake, (402, "insufficient_funds")),
+            (self.world.sold[stake] == SIZES[stake], (503, "sold_out")),
+        )
+        return next((refusal for failed, refusal in checks if failed), None)
 
     @rule(ticket=tickets, grid=st.integers(min_value=1, max_value=GRIDS))
     def reveal(self, ticket: Ticket, grid: int) -> None:
@@ -439,16 +504,27 @@ class LifeOfPlayers(RuleBasedStateMachine):
         # nothing is charged or credited again: the invariants check the balances
 
     def _put_limits(self, player: Model, wanted: dict[str, int | None]) -> None:
-        """PUT /me/limits with ``wanted`` (the loss limit left out unless in it), and check the
-        answer against the model's rule: equal or lower at once, higher or none in 24 hours."""
-        body = {f"{p}_cents": wanted[p] for p in PERIODS}
-        if LOSS in wanted:
-            body["loss_weekly_cents"] = wanted[LOSS]
+        """PUT /me/limits with ``wanted`` (the loss and stake limits left out unless in it),
+        and check the answer against the model's rule: equal or lower at once, higher or none
+        in 48 hours; a moderator set (or waiting) never removed."""
+        body = {FIELDS[kind]: wanted[kind] for kind in (*PERIODS, *wanted)}
         asked = utcnow()
+        before = _footprint(self.world.engine)
         r = player.api.put("/me/limits", body)
         answered = utcnow()
-        assert r.status_code == 200, r.text
         player.settle(self.hour)
+        removed = [
+            kind
+            for kind in MODERATORS
+            if kind in wanted
+            and wanted[kind] is None
+            and (player.limits[kind] is not None or kind in player.pending)
+        ]
+        if removed:
+            self._refused(r, 422, "validation_error", before)
+            assert "is a moderator" in r.json()["detail"], r.text
+            return
+        assert r.status_code == 200, r.text
         new_raises = set()
         for kind, new in wanted.items():
             current, waiting = player.limits[kind], player.pending.get(kind)
@@ -461,6 +537,7 @@ class LifeOfPlayers(RuleBasedStateMachine):
             # asking again for the raise already waiting does not delay it
         got = r.json()
         assert {k: got[f] for k, f in FIELDS.items()} == player.limits, r.text
+        assert got["moderators_set"] is player.moderators_set(), r.text
         pending = {p["period"]: p for p in got["pending"]}
         assert set(pending) == set(player.pending), r.text
         for kind, waiting in player.pending.items():
@@ -476,23 +553,40 @@ class LifeOfPlayers(RuleBasedStateMachine):
     @rule(
         player=players,
         daily=limit_values,
-        weekly=limit_values,
+        weekly=moderator_values,
         monthly=limit_values,
         loss=st.one_of(st.just(KEEP), loss_values),
+        stakes=st.fixed_dictionaries(
+            {},
+            optional={
+                "stake_daily": stake_values,
+                "stake_weekly": moderator_values,
+                "stake_monthly": stake_values,
+            },
+        ),
     )
     def set_limits(
         self,
         player: Model,
+        *,
         daily: int | None,
         weekly: int | None,
         monthly: int | None,
         loss: int | str | None,
+        stakes: dict[str, int | None],
     ) -> None:
-        wanted = {"daily": daily, "weekly": weekly, "monthly": monthly}
+        wanted = {"daily": daily, "weekly": weekly, "monthly": monthly, **stakes}
         if loss != KEEP:
             assert not isinstance(loss, str)
             wanted[LOSS] = loss
         self._put_limits(player, wanted)
+
+    @rule(player=players, deposits=moderator_values, stakes=moderator_values)
+    def set_moderators(self, player: Model, deposits: int | None, stakes: int | None) -> None:
+        """The moderators alone (the other deposit limits sent back as they are in force)."""
+        player.settle(self.hour)
+        kept = {p: player.limits[p] for p in PERIODS}
+        self._put_limits(player, {**kept, "weekly": deposits, "stake_weekly": stakes})
 
     @rule(player=players, loss=loss_values)
     def set_loss_limit(self, player: Model, loss: int | None) -> None:
@@ -519,7 +613,8 @@ class LifeOfPlayers(RuleBasedStateMachine):
     @rule(player=players, wrong=st.sampled_from(["daily", "loss", "short", "long"]))
     def bad_input(self, player: Model, wrong: str) -> None:
         """A negative limit, a cool-off under 24 hours or over 7 days: 422, nothing changed."""
-        limits: dict[str, Any] = {f"{p}_cents": None for p in PERIODS}
+        # The moderators in force sent back as they are: only the wrong field is refused.
+        limits: dict[str, Any] = {f"{p}_cents": player.limits[p] for p in PERIODS}
         if wrong == "daily":
             route, body = "/me/limits", limits | {"daily_cents": -1}
         elif wrong == "loss":
@@ -577,7 +672,7 @@ def test_any_life_keeps_the_audit_clean_and_the_money(
         load(price, size=SIZES[price], number=number)
     world = World(engine, client)
     dearest = max(PRICES)
-    house = Player(client, "house@example.org")
+    house = Player(client, "house@example.org")  # its moderators set
     house.deposit(PRESOLD * dearest)
     world.deposited_cents += PRESOLD * dearest
     for _ in range(PRESOLD):
@@ -601,7 +696,6 @@ def test_any_life_keeps_the_audit_clean_and_the_money(
         ),
     )
     assert sum(world.sold.values()) > PRESOLD, "no run bought: the strategies are too narrow"
-    assert world.refused["loss_limit"], (
-        "no purchase met a loss limit: the strategies are too narrow"
-    )
+    for code in ("loss_limit", "stake_limit", "moderators_required"):
+        assert world.refused[code], f"no request met {code}: the strategies are too narrow"
     assert world.raises_in_force, "no raised limit came in force: the strategies are too narrow"

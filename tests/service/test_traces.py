@@ -52,13 +52,16 @@ def test_a_player_s_events_are_traced_and_exported(
     tmp_path: Path,
 ) -> None:
     load(100, size=30)
-    ana = Player(client, "ana@example.org")  # opens the account, logs in
+    ana = Player(client, "ana@example.org", moderators=False)  # opens the account, logs in
     ref = traces.session_id(sessions.token_digest(ana.token))
     wrong = client.post("/api/v1/sessions", json={"email": ana.email, "password": "not it!"})
     assert wrong.status_code == 401
     nobody = client.post("/api/v1/sessions", json={"email": "x@example.org", "password": "nope"})
     assert nobody.status_code == 401
-    limits = {"daily_cents": 500, "weekly_cents": None, "monthly_cents": None}
+    early = ana.post("/deposits", {"amount_cents": 100}, key="early")
+    assert early.json()["error"] == "moderators_required"
+    limits = {"daily_cents": 500, "weekly_cents": 5_000, "monthly_cents": None,
+              "stake_weekly_cents": 5_000}  # fmt: skip
     assert ana.put("/me/limits", limits).status_code == 200
     refused = ana.post("/deposits", {"amount_cents": 600}, key="too-much")
     assert refused.json()["error"] == "deposit_limit"
@@ -76,7 +79,9 @@ def test_a_player_s_events_are_traced_and_exported(
         ("login", me),
         ("login_failed", me),
         ("login_failed", "anonymous"),
+        ("deposit_refused", me),
         ("deposit_limits", me),
+        ("stake_limits", me),
         ("deposit_refused", me),
         ("deposit", me),
         ("purchase_refused", me),
@@ -92,6 +97,8 @@ def test_a_player_s_events_are_traced_and_exported(
         (None, CLIENT),
         (ref, CLIENT),
         (ref, CLIENT),
+        (ref, CLIENT),
+        (ref, CLIENT),
         (None, None),  # the deposit's own record (the ledger's), not a trace of its request
         (ref, CLIENT),
         (ref, CLIENT),
@@ -100,7 +107,12 @@ def test_a_player_s_events_are_traced_and_exported(
     ]
     refusals = [(p["refusal"], p.get("amount_cents", p.get("stake_cents"))) for k, _, p in found
                 if k.endswith("_refused")]  # fmt: skip
-    assert refusals == [("deposit_limit", 600), ("insufficient_funds", 200), ("self_excluded", 100)]
+    assert refusals == [
+        ("moderators_required", 100),
+        ("deposit_limit", 600),
+        ("insufficient_funds", 200),
+        ("self_excluded", 100),
+    ]
 
     out = tmp_path / "trace"
     code, err = _export(database_url, out)
@@ -127,7 +139,7 @@ def test_a_player_s_events_are_traced_and_exported(
 
 
 def test_a_trace_cannot_be_deleted(client: TestClient, engine: Engine) -> None:
-    Player(client, "ana@example.org")
+    Player(client, "ana@example.org", moderators=False)
     with pytest.raises(DBAPIError, match="append-only"), engine.begin() as conn:
         conn.execute(text("DELETE FROM audit_log WHERE kind = 'account_opened'"))
     assert [k for k, _, _ in _events(engine)] == ["account_opened", "login"]

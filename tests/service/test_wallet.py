@@ -194,7 +194,7 @@ def test_a_deposit_past_a_limit_is_refused_with_its_balance_untouched(
         limits.set_limits,
         player_id=ana,
         daily_cents=1_000,
-        weekly_cents=None,
+        weekly_cents=10**9,  # the moderator, kept
         monthly_cents=None,
         now=utcnow(),
     )

@@ -14,6 +14,17 @@ from pathlib import Path
 import httpx
 
 HEALTH = "/api/v1/health"
+# The moderators a test's player sets before its first deposit (service/limits.py): a weekly
+# deposit ceiling and a weekly stake ceiling far above what a test moves.
+MODERATORS = {"daily_cents": None, "weekly_cents": 10**9, "monthly_cents": None,
+              "stake_weekly_cents": 10**9}  # fmt: skip
+
+
+def set_moderators(base: str, headers: Mapping[str, str], timeout: float = 30.0) -> None:
+    """Set :data:`MODERATORS` for the player of the bearer ``headers`` on the server at
+    ``base``."""
+    r = httpx.put(f"{base}/api/v1/me/limits", json=MODERATORS, headers=headers, timeout=timeout)
+    assert r.status_code == 200, r.text
 
 
 def free_port() -> int:

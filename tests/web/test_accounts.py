@@ -54,36 +54,53 @@ def test_sessions_expire_after_inactivity(engine: Engine, player: Player) -> Non
     assert (r.status_code, r.json()["error"]) == (401, "unauthorized")
 
 
-def test_deposit_limits(engine: Engine, player: Player) -> None:
+def test_moderators_then_deposit_limits(engine: Engine, client: TestClient) -> None:
+    player = Player(client, "ana@example.org", moderators=False)
+    r = player.post("/deposits", {"amount_cents": 600}, key="early")
+    assert (r.status_code, r.json()["error"]) == (403, "moderators_required")
+    assert "weekly stake ceiling" in r.json()["detail"]
     r = player.put(
-        "/me/limits", {"daily_cents": 1_000, "weekly_cents": None, "monthly_cents": 5_000}
-    )
+        "/me/limits",
+        {"daily_cents": 1_000, "weekly_cents": 9_000, "monthly_cents": 5_000,
+         "stake_weekly_cents": 2_000},
+    )  # fmt: skip
     assert r.status_code == 200, r.text
     assert r.json() == {
         "daily_cents": 1_000,
-        "weekly_cents": None,
+        "weekly_cents": 9_000,
         "monthly_cents": 5_000,
         "loss_weekly_cents": None,
+        "stake_daily_cents": None,
+        "stake_weekly_cents": 2_000,
+        "stake_monthly_cents": None,
+        "moderators_set": True,
         "pending": [],
     }
-    assert player.deposit(600) == 600
+    assert player.post("/deposits", {"amount_cents": 600}, key="early").status_code == 201
     r = player.post("/deposits", {"amount_cents": 500}, key="over")
     assert (r.status_code, r.json()["error"]) == (403, "deposit_limit")
     assert player.balance() == 600
-    # Raising waits 24 hours; the old limit holds meanwhile.
+    # A moderator is never removed; left out of the body, a stake limit is kept.
+    body = {"daily_cents": 1_000, "weekly_cents": None, "monthly_cents": 5_000}
+    r = player.put("/me/limits", body)
+    assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+    assert "weekly_cents is a moderator" in r.json()["detail"]
+    # Raising waits 48 hours; the old limit holds meanwhile.
     limits = player.put(
-        "/me/limits", {"daily_cents": 3_000, "weekly_cents": None, "monthly_cents": 5_000}
+        "/me/limits", {"daily_cents": 3_000, "weekly_cents": 9_000, "monthly_cents": 5_000}
     ).json()
-    assert limits["daily_cents"] == 1_000
+    assert (limits["daily_cents"], limits["stake_weekly_cents"]) == (1_000, 2_000)
     [pending] = limits["pending"]
     assert pending["period"] == "daily"
     assert pending["amount_cents"] == 3_000
     effective = datetime.fromisoformat(pending["effective_at"])
-    assert timedelta(hours=23) < effective - datetime.now(UTC) <= timedelta(hours=24)
+    assert timedelta(hours=47) < effective - datetime.now(UTC) <= timedelta(hours=48)
     assert player.post("/deposits", {"amount_cents": 500}, key="still-over").status_code == 403
     with engine.begin() as conn:
         conn.execute(
-            update(DepositLimit).values(pending_effective_at=datetime.now(UTC) - timedelta(1))
+            update(DepositLimit)
+            .where(DepositLimit.period == "daily")
+            .values(pending_effective_at=datetime.now(UTC) - timedelta(1))
         )
     assert player.get("/me").json()["limits"]["daily_cents"] == 3_000
     assert player.deposit(500) == 1_100
@@ -93,8 +110,33 @@ def test_deposit_limits(engine: Engine, player: Player) -> None:
     )
     assert r.json()["weekly_cents"] == 100
     assert player.post("/deposits", {"amount_cents": 1}, key="weekly").status_code == 403
-    r = player.put("/me/limits", {"daily_cents": -1, "weekly_cents": None, "monthly_cents": None})
+    r = player.put("/me/limits", {"daily_cents": -1, "weekly_cents": 100, "monthly_cents": None})
     assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+    r = player.put(
+        "/me/limits",
+        {"daily_cents": None, "weekly_cents": 100, "monthly_cents": None,
+         "stake_weekly_cents": -1},
+    )  # fmt: skip
+    assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+
+
+def test_a_stake_past_a_stake_limit_is_refused(load: BlockLoader, player: Player) -> None:
+    load(100)
+    player.deposit(1_000)
+    body = {"daily_cents": None, "weekly_cents": 10**9, "monthly_cents": None,
+            "stake_daily_cents": 200}  # fmt: skip
+    assert player.put("/me/limits", body).status_code == 200
+    assert player.play(100).status_code == 201
+    assert player.play(100).status_code == 201
+    before = player.balance()
+    r = player.play(100)
+    assert (r.status_code, r.json()["error"]) == (403, "stake_limit")
+    assert r.json()["detail"] == (
+        "stake limit 200 cents per 24 hours: 200 cents staked in the period, "
+        "a stake of 100 more would pass it"
+    )
+    assert player.balance() == before
+    assert len(player.get("/plays").json()["plays"]) == 2
 
 
 def test_self_exclusion(load: BlockLoader, player: Player) -> None:

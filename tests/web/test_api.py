@@ -22,6 +22,7 @@ from pharaon.store.tables import Account, UnitRow
 from pharaon.web.app import create_app
 from pharaon.web.database import READ_TOGETHER, WRITE_TOGETHER, Database
 from tests.conftest import BlockLoader, Player
+from tests.web.live import MODERATORS
 
 
 def _audit_ok(engine: Engine) -> None:
@@ -30,10 +31,18 @@ def _audit_ok(engine: Engine) -> None:
     assert report.ok, report.failures
 
 
-def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
+def test_register_log_in_and_me(client: TestClient) -> None:
+    player = Player(client, "ana@example.org", moderators=False)
     me = player.get("/me")
     assert me.status_code == 200
-    assert me.json() == {
+    identity = me.json().pop("identity")
+    # Provisional from its opening, with the days left to have it verified (docs/rules.md §7).
+    assert (identity["state"], identity["days_left"], identity["verified_at"]) == (
+        "provisional",
+        30,
+        None,
+    )
+    assert {k: v for k, v in me.json().items() if k != "identity"} == {
         "email": "ana@example.org",
         "balance_cents": 0,
         "limits": {
@@ -41,6 +50,10 @@ def test_register_log_in_and_me(client: TestClient, player: Player) -> None:
             "weekly_cents": None,
             "monthly_cents": None,
             "loss_weekly_cents": None,
+            "stake_daily_cents": None,
+            "stake_weekly_cents": None,
+            "stake_monthly_cents": None,
+            "moderators_set": False,  # deposits and purchases wait for them
             "pending": [],
         },
         "self_excluded_until": None,
@@ -392,6 +405,9 @@ def test_cookie_sessions_need_csrf(client: TestClient, load: BlockLoader) -> Non
         headers={"Idempotency-Key": "a", "X-CSRF-Token": "wrong"},
     )
     assert (r.status_code, r.json()["error"]) == (403, "csrf")
+    assert client.put("/api/v1/me/limits", json=MODERATORS).status_code == 403  # a change too
+    r = client.put("/api/v1/me/limits", json=MODERATORS, headers={"X-CSRF-Token": csrf})
+    assert r.status_code == 200, r.text
     r = client.post(
         "/api/v1/deposits",
         json={"amount_cents": 100},

@@ -21,7 +21,7 @@ from sqlalchemy import Engine
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
 from tests.conftest import BlockLoader
-from tests.web.live import LiveServer
+from tests.web.live import LiveServer, set_moderators
 
 pytestmark = pytest.mark.fuzz
 
@@ -52,6 +52,7 @@ def _bearer(base: str) -> dict[str, str]:
     r = httpx.post(f"{base}/api/v1/sessions", json={"email": email, "password": PASSWORD})
     assert r.status_code == 200, r.text
     headers = {"Authorization": f"Bearer {r.json()['token']}"}
+    set_moderators(base, headers)
     key = {"Idempotency-Key": secrets.token_hex(8)}
     r = httpx.post(f"{base}/api/v1/deposits", json={"amount_cents": 10_000}, headers=headers | key)
     assert r.status_code == 201, r.text

@@ -22,7 +22,7 @@ from pharaon.service.blocks import sold_units
 from pharaon.store.engine import is_sqlite, make_sessionmaker
 from pharaon.store.tables import Block
 from tests.conftest import BlockLoader
-from tests.web.live import LiveServer
+from tests.web.live import LiveServer, set_moderators
 
 BUYERS = 32
 PURCHASES = 6
@@ -55,6 +55,7 @@ def _sign_up(base: str, email: str) -> str:
     login = {"email": email, "password": "long enough"}
     r = httpx.post(f"{base}/api/v1/sessions", json=login, timeout=SLOW)
     token: str = r.json()["token"]
+    set_moderators(base, {"Authorization": f"Bearer {token}"}, timeout=SLOW)
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": f"dep-{email}"}
     amount = {"amount_cents": DEPOSIT}
     r = httpx.post(f"{base}/api/v1/deposits", json=amount, headers=headers, timeout=SLOW)

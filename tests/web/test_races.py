@@ -72,8 +72,13 @@ def _at_once(
 
 
 def test_a_first_limit_set_at_once(servers: list[TestClient], engine: Engine) -> None:
-    player = Player(servers[0], "ana@example.org")
-    body = {"daily_cents": 1_000, "weekly_cents": 4_000, "monthly_cents": None}
+    player = Player(servers[0], "ana@example.org", moderators=False)
+    body = {
+        "daily_cents": 1_000,
+        "weekly_cents": 4_000,
+        "monthly_cents": None,
+        "stake_weekly_cents": 2_000,
+    }  # fmt: skip — the moderators, set at once
 
     def put(client: TestClient) -> int:
         return int(client.put("/api/v1/me/limits", json=body, headers=player.headers).status_code)
@@ -84,7 +89,8 @@ def test_a_first_limit_set_at_once(servers: list[TestClient], engine: Engine) ->
         periods = conn.execute(
             select(DepositLimit.period, func.count()).group_by(DepositLimit.period)
         ).all()
-    assert sorted(periods) == [("daily", 1), ("monthly", 1), ("weekly", 1)]
+    assert sorted(periods) == [("daily", 1), ("monthly", 1), ("stake_weekly", 1), ("weekly", 1)]
+    assert player.get("/me").json()["limits"]["moderators_set"] is True
 
 
 def test_wrong_passwords_at_once_check_no_more_than_the_lock_out_allows(

@@ -28,6 +28,7 @@ COMMANDS: Final = {
     "operators": "operators",
     "export-sales": "operators",
     "trace": "operators",
+    "banned": "banned",
     "db": "ops",
     "blocks": "ops",
     "audit": "ops",
@@ -37,6 +38,7 @@ COMMANDS: Final = {
     "export": "pool",
     "report": "pool",
     "check-proof": "proofs",
+    "witness": "witness",
 }
 
 

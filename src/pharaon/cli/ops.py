@@ -127,14 +127,21 @@ def blocks_deactivate(
     click.echo(f"block {block_id} deactivated")
 
 
-def _published(path: Path) -> list[tuple[int, str]]:
+def _published(path: Path) -> list[tuple[int, str]] | str:
     """(seq, sha256) of the checkpoints in ``path``, as GET /api/v1/audit/checkpoints gives
-    them; the command fails with one line if the file is not that."""
+    them; or the file's text if it is not JSON but signed notes (GET /api/v1/audit/checkpoint,
+    one after the other); the command fails with one line if the file is neither."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         fail(f"cannot read {path}: {exc.strerror or exc}")
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except UnicodeDecodeError as exc:
+        fail(f"{path} is not text: {exc}")
+    if not text.lstrip().startswith(("[", "{")):
+        return text
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
         fail(f"{path} is not JSON: {exc}")
     out = []
     for item in data if isinstance(data, list) else [None]:
@@ -152,26 +159,61 @@ def _published(path: Path) -> list[tuple[int, str]]:
 @click.option(
     "--checkpoints",
     type=click.Path(path_type=Path),
-    help="Checkpoints kept outside (GET /api/v1/audit/checkpoints) to check.",
+    help="Checkpoints kept outside to check: the JSON of GET /api/v1/audit/checkpoints, or "
+    "signed checkpoints (GET /api/v1/audit/checkpoint, a witness's), one after the other.",
 )
-def audit_command(database_url: str | None, head: bool, checkpoints: Path | None) -> None:
-    """Check the ledger, balances, pending lots, units against plays, block sizes and the
-    audit chain (which must pass through every checkpoint)."""
+@click.option(
+    "--log-key",
+    help="The verifier key the signed checkpoints must hold (GET /api/v1/audit/key's "
+    "verifier_key); default: the key folder's checkpoints.key.",
+)
+def audit_command(
+    database_url: str | None, head: bool, checkpoints: Path | None, log_key: str | None
+) -> None:
+    """Check the ledger, balances, pending lots, units against plays, block sizes, the audit
+    chain (which must pass through every checkpoint) and its Merkle tree (whose root must be
+    every signed checkpoint's, their signatures checked)."""
     from pharaon.service import audit
 
     settings = settings_for(database_url)
     published = [] if checkpoints is None else _published(checkpoints)
+    signed = []
+    if isinstance(published, str):
+        signed, published = _signed(published, settings, log_key), []
     with database_for(settings) as db:
         if head:
             seq, digest = db.read(audit.head)
             click.echo(f"audit chain head: seq {seq} sha256 {digest}")
             return
         # One snapshot: the checks agree with each other while sales go on.
-        report = db.read(audit.run_audit, published=published)
+        report = db.read(audit.run_audit, published=published, signed=signed)
     for name, passed, found in report.checks:
         click.echo(f"{'ok  ' if passed else 'FAIL'}  {name}: {found}")
     if not report.ok:
         fail("audit failed: " + "; ".join(report.failures), code=1)
+
+
+def _signed(text: str, settings: Settings, log_key: str | None) -> list[tuple[int, str]]:
+    """(tree size, root hex) of the signed checkpoints in ``text``, each signed by the log's
+    key (``log_key``, else the key folder's) and cosigned by the known witnesses whose lines
+    it has; the command fails with one line if one is not."""
+    from pharaon.pool import notes
+    from pharaon.pool.keys import SeedKeyError
+    from pharaon.service import transparency
+
+    try:
+        if log_key is not None:
+            verifier = notes.parse_vkey(log_key)
+        else:
+            signer = transparency.load(settings.keys_dir, settings.log_origin)
+            if signer is None:
+                fail("give --log-key: the key folder has no checkpoints.key to check them with")
+            verifier = signer.verifier
+        witnesses = transparency.witness_keys(settings.witness_keys)
+        found = transparency.check_published(text, log_key=verifier, witnesses=witnesses)
+    except (notes.NoteError, SeedKeyError) as exc:
+        fail(f"bad signed checkpoint: {exc}", code=1)
+    return [(c.size, c.root) for c in found]
 
 
 def _check_keys(db: Transactions, settings: Settings) -> None:
@@ -179,7 +221,8 @@ def _check_keys(db: Transactions, settings: Settings) -> None:
     the receipts' key cannot be read or made, or if the operators could not log in: their TOTP
     secrets do not open with the key folder's file (a wrong PHARAON_KEYS_DIR)."""
     from pharaon.pool.keys import SeedKeyError, check_key_folder
-    from pharaon.service import operators, receipts, sealing
+    from pharaon.pool.notes import NoteError
+    from pharaon.service import operators, receipts, sealing, transparency
 
     try:
         check_key_folder(settings.keys_dir)
@@ -197,19 +240,32 @@ def _check_keys(db: Transactions, settings: Settings) -> None:
         fail((problem or exc).detail)
     try:
         receipts.load(settings.keys_dir)  # a receipts' key there must be readable
+        transparency.load(settings.keys_dir, settings.log_origin)  # and a checkpoint key
+        transparency.witness_keys(settings.witness_keys)
     except SeedKeyError as exc:
         fail(str(exc))
+    except NoteError as exc:
+        fail(f"PHARAON_WITNESS_KEYS: {exc}")
 
 
 def _say_without_receipts(settings: Settings) -> None:
-    """Warn, at a start, a server with no receipts' key: it sells without signed receipts."""
-    from pharaon.service import receipts
+    """Warn, at a start, a server with no receipts' key: it sells without signed receipts;
+    or no checkpoint key: it publishes no signed checkpoint."""
+    from pharaon.service import receipts, transparency
 
     path = settings.keys_dir / receipts.KEY_FILE
     if not path.exists():
         click.echo(
             f"warning: no receipts' key {path}: purchases carry no signed receipt; copy it "
             f"from the key folder of the first start, or make one: pharaon keys new --out {path}",
+            err=True,
+        )
+    path = settings.keys_dir / transparency.KEY_FILE
+    if not path.exists():
+        click.echo(
+            f"warning: no checkpoint key {path}: the audit log's checkpoints are not signed; "
+            f"copy it from the key folder of the first start, or make one: pharaon keys new "
+            f"--out {path}",
             err=True,
         )
 
@@ -227,7 +283,7 @@ def _first_start(db: Transactions, settings: Settings) -> None:
 def _load_first_blocks(*, session: Session, settings: Settings) -> None:
     from pharaon.game.rules import rules
     from pharaon.pool.generate import generate_block
-    from pharaon.service import loading, receipts
+    from pharaon.service import loading, receipts, transparency
     from pharaon.service.clock import utcnow
 
     if not loading.begin_first_start(session=session):
@@ -235,6 +291,8 @@ def _load_first_blocks(*, session: Session, settings: Settings) -> None:
     click.echo("first start: generating one block per price (this takes a while)", err=True)
     vendor, operator = _first_start_keys(settings.keys_dir)
     receipts.load(settings.keys_dir, create=True)  # the one every server signs receipts with
+    # and the one every server signs the audit log's checkpoints with
+    transparency.load(settings.keys_dir, settings.log_origin, create=True)
     with progress_display() as progress:
         for price in rules().prices_cents:
             shown = prefixed(progress, f"{format_cents(price)} ")

@@ -98,6 +98,25 @@ def read_key_file(path: Path, who: str) -> bytes:
         raise SeedKeyError(f"{where}: {exc}") from None
 
 
+def signing_seed(path: Path, who: str, *, create: bool = False) -> bytes | None:
+    """The 32-byte Ed25519 seed in key file ``path`` (``who``: receipt, checkpoint); None if
+    there is none, unless ``create`` (a first start), which writes a new one first (its folder
+    made private); raises :class:`SeedKeyError` with one line if it cannot be read or made."""
+    if not path.exists() and not create:
+        return None
+    if not path.exists():
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        try:
+            write_key_file(path, new_key())
+        except SeedKeyError:
+            if not path.exists():  # else another server's first start wrote it meanwhile
+                raise
+    seed = read_key_file(path, who)
+    if len(seed) != 32:
+        raise SeedKeyError(f"the {who} key file {path} must hold 32 bytes, got {len(seed)}")
+    return seed
+
+
 def _check_private(path: Path, where: str) -> None:
     mode = path.stat().st_mode
     if not stat.S_ISREG(mode):

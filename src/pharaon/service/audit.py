@@ -29,10 +29,15 @@ from sqlalchemy.orm import Session
 
 from pharaon.game.board import GRIDS
 from pharaon.game.modes import Mode
+from pharaon.pool import tlog
+from pharaon.service import logtree
+from pharaon.service.errors import ServiceError
 from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import (
     GENESIS_HASH,
+    PAID_OUT_ACCOUNT,
     PENDING_ACCOUNT,
+    WITHDRAWALS_ACCOUNT,
     Account,
     AuditCheckpoint,
     AuditHead,
@@ -43,6 +48,7 @@ from pharaon.store.tables import (
     PlayRow,
     SaleRun,
     UnitRow,
+    Withdrawal,
 )
 from pharaon.store.types import UTCDateTime
 
@@ -327,9 +333,108 @@ def _check_pending(connection: Connection) -> tuple[str, bool, str]:
     )
 
 
+# The ledger transactions of withdrawals: asked (player → withdrawals), paid (withdrawals →
+# paid_out), rejected (withdrawals → player).
+WITHDRAWAL_KINDS = ("withdrawal", "payout", "refund")
+
+
+def _moves(transaction: Any, account: Any, amount: Any) -> Any:
+    """Whether the ledger transaction ``transaction`` has an entry of ``amount`` on
+    ``account`` (SQL expressions)."""
+    return (
+        select(LedgerEntry.id)
+        .where(
+            LedgerEntry.transaction_id == transaction,
+            LedgerEntry.account_id == account,
+            LedgerEntry.amount_cents == amount,
+        )
+        .exists()
+    )
+
+
+def _check_withdrawals(connection: Connection) -> list[tuple[str, bool, str]]:
+    held, paid_out = (
+        connection.execute(select(Account.balance_cents).where(Account.id == account)).scalar_one()
+        for account in (WITHDRAWALS_ACCOUNT, PAID_OUT_ACCOUNT)
+    )
+    by_state = {
+        state: int(total)
+        for state, total in connection.execute(
+            select(Withdrawal.state, func.sum(Withdrawal.amount_cents)).group_by(Withdrawal.state)
+        )
+    }
+    sums_ok = held == by_state.get("requested", 0) and paid_out == by_state.get("paid", 0)
+    w = Withdrawal
+    player_account = Account.id  # the withdrawal's player's, joined below
+    asked = _moves(w.request_transaction_id, player_account, -w.amount_cents) & _moves(
+        w.request_transaction_id, WITHDRAWALS_ACCOUNT, w.amount_cents
+    )
+    out_of_held = _moves(w.decision_transaction_id, WITHDRAWALS_ACCOUNT, -w.amount_cents)
+    decided = (
+        ((w.state == "requested") & w.decision_transaction_id.is_(None))
+        | (
+            (w.state == "paid")
+            & out_of_held
+            & _moves(w.decision_transaction_id, PAID_OUT_ACCOUNT, w.amount_cents)
+        )
+        | (
+            (w.state == "rejected")
+            & out_of_held
+            & _moves(w.decision_transaction_id, player_account, w.amount_cents)
+        )
+    )
+    wrong = (
+        connection.execute(
+            select(w.id)
+            .join(Account, Account.player_id == w.player_id)
+            .where(~(asked & decided))
+            .order_by(w.id)
+            .limit(5)
+        )
+        .scalars()
+        .all()
+    )
+    used = select(w.request_transaction_id).union(
+        select(w.decision_transaction_id).where(w.decision_transaction_id.is_not(None))
+    )
+    stray = connection.execute(
+        select(func.count())
+        .select_from(LedgerTransaction)
+        .where(
+            LedgerTransaction.kind.in_(WITHDRAWAL_KINDS),
+            LedgerTransaction.id.not_in(used.scalar_subquery()),
+        )
+    ).scalar_one()
+    return [
+        (
+            "withdrawals held and paid out equal their withdrawals",
+            sums_ok,
+            f"withdrawals account {held}, requested {by_state.get('requested', 0)}; "
+            f"paid-out account {paid_out}, paid {by_state.get('paid', 0)}; "
+            f"rejected {by_state.get('rejected', 0)}",
+        ),
+        (
+            "each withdrawal's ledger moves its amount",
+            not wrong and not stray,
+            "all match"
+            if not wrong and not stray
+            else f"withdrawals {', '.join(map(str, wrong)) or 'none'} do not match their "
+            f"ledger transactions; {stray} withdrawal transactions belong to no withdrawal",
+        ),
+    ]
+
+
 def _check_chain(
-    connection: Connection, published: Sequence[tuple[int, str]] = ()
+    connection: Connection,
+    published: Sequence[tuple[int, str]] = (),
+    roots: dict[int, bytes] | None = None,
 ) -> tuple[str, bool, str]:
+    """Walk the chain from the first record; fill ``roots`` (the sizes wanted, as keys) with
+    the Merkle tree's root over the records at each of those sizes, as far as the chain holds."""
+    wanted = {} if roots is None else roots
+    frontier = tlog.Frontier()
+    if 0 in wanted:
+        wanted[0] = frontier.root()
     anchors: dict[int, set[str]] = {}
     for seq, digest in [
         *(
@@ -373,6 +478,9 @@ def _check_chain(
                     f"record {r.seq} is not the published checkpoint at that sequence: "
                     "the chain was rewritten",
                 )
+            frontier.append(tlog.leaf_hash(bytes.fromhex(r.sha256)))
+            if r.seq in wanted:
+                wanted[r.seq] = frontier.root()
             prev, expected_seq, count = r.sha256, expected_seq + 1, count + 1
         last_seq = rows[-1].seq
     head_seq, head_hash = connection.execute(
@@ -390,18 +498,90 @@ def _check_chain(
     return ("audit chain intact", True, f"{count} records, through {len(anchors)} checkpoints")
 
 
-def run_audit(*, connection: Connection, published: Sequence[tuple[int, str]] = ()) -> AuditReport:
-    """Check the ledger, the balances, the pending lots, units against plays, block sizes and
-    the audit chain, which must pass through every checkpoint: the stored ones and
-    ``published`` (seq, sha256), copies kept outside the database. Read in the caller's
-    transaction, which must see one snapshot (a reader's), or the checks would compare
-    moments apart while sales go on."""
+_TREE = "transparency log consistent"
+
+
+def _tree_claims(
+    connection: Connection, signed: Sequence[tuple[int, str]]
+) -> list[tuple[str, int, str]] | str:
+    """Who says the log's Merkle root at which size: (who, size, root hex); or why the stored
+    tree cannot be read."""
+    claims = [
+        ("the stored checkpoint", int(seq), str(root))
+        for seq, root in connection.execute(
+            select(AuditCheckpoint.seq, AuditCheckpoint.root).where(
+                AuditCheckpoint.root.is_not(None)
+            )
+        )
+    ]
+    size = logtree.stored_size(connection=connection)
+    try:
+        claims.append(
+            ("the stored tree", size, logtree.root(connection=connection, tree_size=size).hex())
+        )
+    except ServiceError as exc:
+        return exc.detail
+    claims += [("the signed checkpoint", size, root) for size, root in signed]
+    return claims
+
+
+def _check_tree(
+    claims: list[tuple[str, int, str]] | str, roots: dict[int, bytes], *, chain_holds: bool
+) -> tuple[str, bool, str]:
+    """Each claim's root against the log's at its size; a claim past a broken chain is not
+    checked (the chain's check fails already), past a whole one it fails."""
+    if isinstance(claims, str):
+        return (_TREE, False, claims)
+    unchecked = 0
+    for who, size, root in claims:
+        found = roots.get(size, b"")
+        if not found and not chain_holds:
+            unchecked += 1
+        elif not found:
+            return (_TREE, False, f"{who} of {size} records is beyond the log's records")
+        elif found.hex() != root:
+            return (
+                _TREE,
+                False,
+                f"{who} of {size} records has root {root}, the log gives {found.hex()}: "
+                "the log was rewritten",
+            )
+    signed = sum(who == "the signed checkpoint" for who, _, _ in claims)
+    past = f" ({unchecked} past the chain's break not checked)" if unchecked else ""
+    return (
+        _TREE,
+        True,
+        f"the stored tree, {len(claims) - signed - 1} stored and {signed} signed checkpoints "
+        f"agree with the log{past}",
+    )
+
+
+def run_audit(
+    *,
+    connection: Connection,
+    published: Sequence[tuple[int, str]] = (),
+    signed: Sequence[tuple[int, str]] = (),
+) -> AuditReport:
+    """Check the ledger, the balances, the pending lots, the withdrawals' accounts and
+    transactions, units against plays, block sizes and the audit chain, which must pass
+    through every checkpoint: the stored ones and ``published`` (seq, sha256), copies kept
+    outside the database; then that the Merkle tree over the chain has the roots that the
+    stored tree, the stored checkpoints and ``signed`` (tree size, root hex: signed
+    checkpoints kept outside, their signatures checked by the caller) say. Read in the
+    caller's transaction, which must see one snapshot (a reader's), or the checks would
+    compare moments apart while sales go on."""
+    claims = _tree_claims(connection, signed)
+    roots: dict[int, bytes] = {}
+    if not isinstance(claims, str):
+        roots = dict.fromkeys((size for _, size, _ in claims), b"")
     checks = [
         *_check_ledger(connection),
         _check_pending(connection),
+        *_check_withdrawals(connection),
         *_check_units(connection),
-        _check_chain(connection, published),
     ]
+    chain = _check_chain(connection, published, roots)
+    checks += [chain, _check_tree(claims, roots, chain_holds=chain[1])]
     return AuditReport(tuple(checks))
 
 

@@ -49,6 +49,12 @@ class SuspendedError(ForbiddenError):
     code = "suspended"
 
 
+class IdentityUnverifiedError(ForbiddenError):
+    """A withdrawal from an account whose identity no operator has checked yet (provisional)."""
+
+    code = "identity_unverified"
+
+
 class AccountClosedError(ForbiddenError):
     """A log-in to a closed account, with the right password."""
 
@@ -61,6 +67,19 @@ class DepositLimitReachedError(ForbiddenError):
 
 class LossLimitReachedError(ForbiddenError):
     code = "loss_limit"
+
+
+class StakeLimitReachedError(ForbiddenError):
+    """A stake that would pass a stake limit in force (24 h, 7 or 30 days)."""
+
+    code = "stake_limit"
+
+
+class ModeratorsRequiredError(ForbiddenError):
+    """A deposit or a stake before the player has set the moderators (a weekly deposit
+    ceiling and a weekly stake ceiling)."""
+
+    code = "moderators_required"
 
 
 class NotFoundError(ServiceError):

@@ -1,9 +1,17 @@
-"""Responsible gaming: deposit limits per 24 h, 7 and 30 days, a loss limit per 7 days, and
-self-exclusion.
+"""Responsible gaming: the moderators (a weekly deposit ceiling and a weekly stake ceiling, set
+before the first deposit and the first stake), deposit limits per 24 h, 7 and 30 days, stake
+limits per 24 h, 7 and 30 days, a loss limit per 7 days, and self-exclusion (docs/rules.md §6).
 
-A lowered limit applies at once; a raised one (or its removal) only after 24 hours, and waits
-as pending until then. The loss limit is a row of ``deposit_limits`` of period ``loss``, so it
-follows the same rule.
+A lowered limit applies at once; a raised one only after the raise delay (48 hours unless the
+settings say otherwise, ``PHARAON_LIMIT_RAISE_HOURS``), and waits as pending until then. Every
+kind is a row of ``deposit_limits`` (its ``period``: ``daily``, ``weekly``, ``monthly`` for
+deposits, ``stake_daily`` .. ``stake_monthly`` for stakes, ``loss``), so all follow the same
+rule. The two moderators may be changed but never removed.
+
+The stakes of a window are read from the player's stakes per hour (``stake_hours``, added to by
+each sale): the window of ``span`` at ``now`` counts the hours from the one ``span`` before the
+current hour's start, so it is never shorter than ``span`` (at most an hour longer): a purchase
+is refused if those stakes plus its own would pass a stake limit in force.
 
 The net loss of a player at ``now`` (docs/rules.md §6): over the plays bought in the 7 days
 before ``now`` (``created_at > now - 7 days``), their stakes minus the lots already credited to
@@ -15,20 +23,23 @@ statement (:func:`net_loss`, :func:`loss_refusal`).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Literal
+from typing import Any, Literal
 
 from sqlalchemy import (
+    BigInteger,
     ColumnElement,
     Connection,
+    Integer,
     ScalarSelect,
     bindparam,
     case,
     func,
     or_,
     select,
+    true,
     update,
 )
 from sqlalchemy.orm import Mapped, Session
@@ -39,10 +50,12 @@ from pharaon.service.errors import (
     DepositLimitReachedError,
     InvalidError,
     LossLimitReachedError,
+    ModeratorsRequiredError,
     SelfExcludedError,
+    StakeLimitReachedError,
 )
-from pharaon.store.dialect import PerDialect
-from pharaon.store.tables import Deposit, DepositLimit, Player, PlayRow
+from pharaon.store.dialect import Parts, PerDialect
+from pharaon.store.tables import Deposit, DepositLimit, Player, PlayRow, StakeHour
 from pharaon.store.types import UTCDateTime
 
 PERIODS: dict[str, timedelta] = {
@@ -52,8 +65,12 @@ PERIODS: dict[str, timedelta] = {
 }
 LOSS = "loss"  # the period of the loss limit's row in deposit_limits
 LOSS_WINDOW = timedelta(days=7)
-KINDS = (*PERIODS, LOSS)
-RAISE_DELAY = timedelta(hours=24)
+# The stake limits' rows, and the span each counts.
+STAKE_PERIODS: dict[str, timedelta] = {f"stake_{p}": span for p, span in PERIODS.items()}
+KINDS = (*PERIODS, *STAKE_PERIODS, LOSS)
+# The moderators: set before the first deposit and the first stake, never removed.
+MODERATORS = ("weekly", "stake_weekly")
+RAISE_DELAY = timedelta(hours=48)  # the default of PHARAON_LIMIT_RAISE_HOURS
 MAX_EXCLUSION_DAYS = 3650
 
 
@@ -73,6 +90,9 @@ class Limits:
     monthly_cents: int | None
     pending: tuple[Pending, ...]
     loss_weekly_cents: int | None = None
+    stake_daily_cents: int | None = None
+    stake_weekly_cents: int | None = None
+    stake_monthly_cents: int | None = None
 
     def of(self, period: str) -> int | None:
         return {
@@ -80,7 +100,16 @@ class Limits:
             "weekly": self.weekly_cents,
             "monthly": self.monthly_cents,
             LOSS: self.loss_weekly_cents,
+            "stake_daily": self.stake_daily_cents,
+            "stake_weekly": self.stake_weekly_cents,
+            "stake_monthly": self.stake_monthly_cents,
         }[period]
+
+    @property
+    def moderators_set(self) -> bool:
+        """Whether the weekly deposit and stake ceilings are in force: deposits and purchases
+        wait for them."""
+        return all(self.of(period) is not None for period in MODERATORS)
 
 
 # A row of deposit_limits: period, amount_cents, pending_cents, pending_effective_at.
@@ -123,7 +152,14 @@ def in_force(rows: Iterable[LimitRow], now: datetime) -> Limits:
         if waiting is not None:
             pending.append(waiting)
     return Limits(
-        values["daily"], values["weekly"], values["monthly"], tuple(pending), values[LOSS]
+        values["daily"],
+        values["weekly"],
+        values["monthly"],
+        tuple(pending),
+        values[LOSS],
+        values["stake_daily"],
+        values["stake_weekly"],
+        values["stake_monthly"],
     )
 
 
@@ -136,6 +172,9 @@ def _is_lower(new: int | None, current: int | None) -> bool:
     return new is not None and (current is None or new < current)
 
 
+Keep = Literal["keep"]
+
+
 def set_limits(
     *,
     session: Session,
@@ -144,14 +183,27 @@ def set_limits(
     weekly_cents: int | None,
     monthly_cents: int | None,
     now: datetime,
-    loss_weekly_cents: int | Literal["keep"] | None = "keep",
+    loss_weekly_cents: int | Keep | None = "keep",
+    stakes: Mapping[str, int | None] | None = None,
+    raise_delay: timedelta = RAISE_DELAY,
     seen: traces.Seen = traces.UNSEEN,
 ) -> Limits:
-    """Set the three deposit limits and, unless ``"keep"``, the loss limit (None: no limit);
-    lowering applies now, raising in 24 hours. Each change is an audit record."""
-    wanted = {"daily": daily_cents, "weekly": weekly_cents, "monthly": monthly_cents}
+    """Set the three deposit limits, unless ``"keep"`` the loss limit, and the stake limits
+    given in ``stakes`` (by period: ``stake_daily`` .. ``stake_monthly``; left out:
+    unchanged), None meaning no limit; lowering applies now, raising after ``raise_delay``. A
+    moderator (:data:`MODERATORS`) once set may not be removed. Each change is an audit
+    record."""
+    wanted: dict[str, int | None] = {
+        "daily": daily_cents,
+        "weekly": weekly_cents,
+        "monthly": monthly_cents,
+    }
     if loss_weekly_cents != "keep":
         wanted[LOSS] = loss_weekly_cents
+    for period, value in (stakes or {}).items():
+        if period not in STAKE_PERIODS:
+            raise InvalidError(f"stake limits are {', '.join(STAKE_PERIODS)}, got {period!r}")
+        wanted[period] = value
     for period, value in wanted.items():
         if value is not None and value < 0:
             raise InvalidError(f"{_field(period)} must be >= 0 or null, got {value}")
@@ -171,16 +223,20 @@ def set_limits(
     }
     for period, new in wanted.items():
         current, waiting = _in_force(rows[period], now)
+        if new is None and period in MODERATORS and (current, waiting) != (None, None):
+            raise InvalidError(
+                f"{_field(period)} is a moderator: it may be lowered or raised, not removed"
+            )
         values: dict[str, object]
         if new == current or _is_lower(new, current):
             values = {"amount_cents": new, "pending_cents": None, "pending_effective_at": None}
         elif waiting is not None and waiting.amount_cents == new:
-            continue  # that raise already waits: its 24 hours do not start again
+            continue  # that raise already waits: its delay does not start again
         else:
             values = {
                 "amount_cents": current,
                 "pending_cents": new,
-                "pending_effective_at": now + RAISE_DELAY,
+                "pending_effective_at": now + raise_delay,
             }
         connection.execute(
             update(DepositLimit)
@@ -206,11 +262,33 @@ def set_limits(
             payload={"player_id": player_id, "loss_weekly_cents": wanted[LOSS], **seen.fields()},
             now=now,
         )
+    if any(p in wanted for p in STAKE_PERIODS):
+        audit.append(
+            session,
+            kind="stake_limits",
+            actor=audit.player_actor(player_id),
+            payload={
+                "player_id": player_id,
+                **{f"{p}_cents": wanted[p] for p in STAKE_PERIODS if p in wanted},
+                **seen.fields(),
+            },
+            now=now,
+        )
     return get_limits(connection=connection, player_id=player_id, now=now)
 
 
 def _field(period: str) -> str:
     return "loss_weekly_cents" if period == LOSS else f"{period}_cents"
+
+
+def moderators_refusal(found: Limits) -> ModeratorsRequiredError | None:
+    """Why a deposit or a stake must wait: the moderators are not both in force."""
+    if found.moderators_set:
+        return None
+    return ModeratorsRequiredError(
+        "set your moderators first: a weekly deposit ceiling and a weekly stake ceiling "
+        "(PUT /api/v1/me/limits, weekly_cents and stake_weekly_cents)"
+    )
 
 
 # A play's lot as credited to the player so far: an auto play's at once, a jouer play's at
@@ -228,6 +306,73 @@ def net_loss(player_id: ColumnElement[int | None] | Mapped[int | None]) -> Scala
         select(func.coalesce(func.sum(PlayRow.stake_cents - CREDITED_LOT), 0))
         .where(PlayRow.player_id == player_id, PlayRow.created_at > bindparam("since"))
         .scalar_subquery()
+    )
+
+
+def hour_of(now: datetime) -> datetime:
+    """The start of ``now``'s hour: the row of ``stake_hours`` a stake at ``now`` adds to."""
+    return now.replace(minute=0, second=0, microsecond=0)
+
+
+def stake_window_start(now: datetime, span: timedelta) -> datetime:
+    """The first hour a stake limit of ``span`` counts at ``now``: never less than ``span``
+    before ``now``."""
+    return hour_of(now) - span
+
+
+def stakes_since(player_id: ColumnElement[int | None] | Mapped[int | None], param: str) -> Any:
+    """The stakes of player ``player_id`` in the hours since the bound parameter ``param``
+    (:func:`stake_window_start`), read by ``stake_hours``' key: a scalar subquery."""
+    return (
+        select(func.coalesce(func.sum(StakeHour.stakes_cents), 0))
+        .where(StakeHour.player_id == player_id, StakeHour.hour >= bindparam(param))
+        .scalar_subquery()
+    )
+
+
+def _add_stakes_sql(sql: Parts) -> Any:  # the dialect's own Insert
+    new = sql.rows("stakes", player_id=Integer(), stakes_cents=BigInteger())
+    insert = sql.insert(StakeHour).from_select(
+        ["player_id", "hour", "stakes_cents"],
+        select(new.c.player_id, bindparam("hour", type_=UTCDateTime()), new.c.stakes_cents)
+        .where(true())  # SQLite reads ON CONFLICT after a bare SELECT as a join's ON
+        .order_by(new.c.player_id),
+    )
+    return insert.on_conflict_do_update(
+        index_elements=["player_id", "hour"],
+        set_={"stakes_cents": StakeHour.stakes_cents + insert.excluded.stakes_cents},
+    )
+
+
+_ADD_STAKES = PerDialect(_add_stakes_sql)
+
+
+def add_stakes(session: Session, *, stakes: dict[int, int], now: datetime) -> None:
+    """Add each player's ``stakes`` (cents, by player id) to their hour at ``now``, in the
+    caller's transaction (the sale's, which holds the buyers' accounts locked)."""
+    if stakes:
+        connection = session.connection()
+        connection.execute(
+            _ADD_STAKES.on(connection),
+            {
+                "stakes": [{"player_id": p, "stakes_cents": c} for p, c in sorted(stakes.items())],
+                "hour": hour_of(now),
+            },
+        )
+
+
+def stake_refusal(
+    row: LimitRow, staked_cents: int | None, stake_cents: int, now: datetime
+) -> StakeLimitReachedError | None:
+    """Why a stake of ``stake_cents`` is refused at ``now``, if with ``staked_cents`` (the
+    stakes of the limit's window) it would pass the stake limit ``row`` puts in force."""
+    limit, _ = _in_force(row, now)
+    if limit is None or staked_cents is None or staked_cents + stake_cents <= limit:
+        return None
+    span = {"stake_daily": "24 hours", "stake_weekly": "7 days", "stake_monthly": "30 days"}
+    return StakeLimitReachedError(
+        f"stake limit {limit} cents per {span[row[0]]}: {staked_cents} cents staked in the "
+        f"period, a stake of {stake_cents} more would pass it"
     )
 
 
@@ -261,11 +406,15 @@ def check_not_excluded(excluded_until: datetime | None, now: datetime) -> None:
 
 
 def check_deposit(*, session: Session, player_id: int, amount_cents: int, now: datetime) -> None:
-    """:class:`DepositLimitReachedError` if ``amount_cents`` more would pass a limit in force.
+    """:class:`ModeratorsRequiredError` before the moderators are set;
+    :class:`DepositLimitReachedError` if ``amount_cents`` more would pass a limit in force.
 
     The caller holds the player's account row lock, so concurrent deposits are counted.
     """
     limits = get_limits(connection=session.connection(), player_id=player_id, now=now)
+    waiting = moderators_refusal(limits)
+    if waiting is not None:
+        raise waiting
     for period, span in PERIODS.items():
         limit = limits.of(period)
         if limit is None:

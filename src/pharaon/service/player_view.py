@@ -10,7 +10,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Row, select
 
-from pharaon.service import limits, measures
+from pharaon.service import identity, limits, measures, withdrawals
 from pharaon.service.errors import NotFoundError
 from pharaon.store.tables import Account, LedgerEntry, LedgerTransaction, Player, PlayRow
 
@@ -27,6 +27,8 @@ class PlayerLine:
     suspended: bool
     suspended_until: datetime | None  # None: none in force, or until lifted
     closed_at: datetime | None
+    verified_at: datetime | None = None  # None: the identity is not verified (provisional)
+    banned: bool = False  # found on the banned-gamblers list (service/banned.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,8 @@ class PlayerFile:
     ledger: tuple[LedgerLine, ...]
     limits: limits.Limits
     notes: tuple[measures.Note, ...]
+    identity_check: identity.CheckSeen | None  # None: provisional
+    withdrawals: tuple[withdrawals.WaitingLine, ...]
 
 
 _PLAYER = select(
@@ -65,6 +69,8 @@ _PLAYER = select(
     Player.suspended_at,
     Player.suspended_until,
     Player.closed_at,
+    Player.verified_at,
+    Player.banned_at,
 ).join(Account, Account.player_id == Player.id)
 
 
@@ -79,6 +85,8 @@ def _line(row: Row[*tuple[Any, ...]], now: datetime) -> PlayerLine:
         suspended,
         row.suspended_until if suspended else None,
         row.closed_at,
+        row.verified_at,
+        row.banned_at is not None,
     )
 
 
@@ -100,8 +108,8 @@ def search(*, connection: Connection, email: str, now: datetime) -> list[PlayerL
 def player_file(
     *, connection: Connection, player_id: int, now: datetime, last: int = 100
 ) -> PlayerFile:
-    """One player's last ``last`` plays and ledger entries, limits and exclusion in force, and
-    the operators' notes."""
+    """One player's last ``last`` plays and ledger entries, limits and exclusion in force, the
+    operators' notes, the identity check and the last withdrawals."""
     row = connection.execute(_PLAYER.where(Player.id == player_id)).first()
     if row is None:
         raise NotFoundError(f"no player {player_id}")
@@ -139,4 +147,6 @@ def player_file(
         ledger,
         limits.get_limits(connection=connection, player_id=player_id, now=now),
         tuple(measures.notes(connection=connection, player_id=player_id, with_operator=True)),
+        identity.check_of(connection=connection, player_id=player_id),
+        tuple(withdrawals.lines_of_player(connection=connection, player_id=player_id)),
     )

@@ -29,7 +29,7 @@ from cryptography.exceptions import InvalidSignature
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 
-from pharaon.pool.keys import SeedKeyError, new_key, read_key_file, write_key_file
+from pharaon.pool.keys import signing_seed
 
 FORMAT = "pharaon/receipt/v1"
 KEY_FILE = "receipts.key"
@@ -80,19 +80,9 @@ def load(keys_dir: Path, *, create: bool = False) -> Signer | None:
     """The signer of ``keys_dir``'s receipt key; None if there is none, unless ``create``
     (the first start), which writes one first; :class:`SeedKeyError` if it cannot be read or
     made."""
-    path = keys_dir / KEY_FILE
-    if not path.exists() and not create:
+    seed = signing_seed(keys_dir / KEY_FILE, "receipt", create=create)
+    if seed is None:
         return None
-    if not path.exists():
-        keys_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-        try:
-            write_key_file(path, new_key())
-        except SeedKeyError:
-            if not path.exists():
-                raise
-    seed = read_key_file(path, "receipt")
-    if len(seed) != 32:
-        raise SeedKeyError(f"the receipt key file {path} must hold 32 bytes, got {len(seed)}")
     return Signer(seed)
 
 

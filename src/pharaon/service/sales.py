@@ -25,7 +25,7 @@ the others go on. Nothing is committed here: the caller commits.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from typing import Any
 
@@ -70,11 +70,27 @@ from pharaon.store.tables import (
 )
 from pharaon.store.types import UTCDateTime
 
-
 # Built once: these run for every batch. A batch's rows are one parameter (store/dialect.py),
 # so each statement has the same text whatever the batch's size.
+# The limits a purchase reads: the moderators' two (both must be in force), the stake limits
+# and the loss limit.
+_SALE_LIMITS = ("weekly", *limits.STAKE_PERIODS, limits.LOSS)
+
+
 def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
-    loss_row = (DepositLimit.player_id == Account.player_id) & (DepositLimit.period == limits.LOSS)
+    limit_rows = (DepositLimit.player_id == Account.player_id) & DepositLimit.period.in_(
+        _SALE_LIMITS
+    )
+    # What each limit row counts, read only for the rows a buyer has: the loss of the week
+    # (the plays of the window), the stakes of a stake limit's window (the hours').
+    counted = case(
+        (DepositLimit.period == limits.LOSS, limits.net_loss(Account.player_id)),
+        *[
+            (DepositLimit.period == period, limits.stakes_since(Account.player_id, period))
+            for period in limits.STAKE_PERIODS
+        ],
+        else_=None,
+    )
     return (
         select(
             Account.player_id,
@@ -84,14 +100,10 @@ def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
             Player.suspended_at,
             Player.suspended_until,
             *limits.LIMIT_COLUMNS,
-            # Only a buyer with a loss limit row reads the plays of the window.
-            case(
-                (DepositLimit.player_id.is_not(None), limits.net_loss(Account.player_id)),
-                else_=None,
-            ),
+            counted,
         )
         .join(Player, Player.id == Account.player_id)
-        .outerjoin(DepositLimit, loss_row)
+        .outerjoin(DepositLimit, limit_rows)
         .where(sql.one_of(Account.player_id, "buyers"))
         .order_by(Account.id)
         .with_for_update(of=Account)
@@ -99,8 +111,8 @@ def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
 
 
 # The buyers' accounts, locked in id order (before any block), with what decides whether each
-# may buy: the balance, a self-exclusion, an operator's suspension, the loss limit and the
-# week's net loss.
+# may buy: the balance, a self-exclusion, an operator's suspension, the moderators, the stake
+# limits with their windows' stakes, the loss limit and the week's net loss (a row per limit).
 _BUYERS = PerDialect(_buyers_sql)
 _UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
     UnitRow.block_id == bindparam("block"),
@@ -223,8 +235,8 @@ class _Buyer:
     balance_cents: int
     excluded_until: datetime | None
     suspended: tuple[datetime | None, datetime | None]  # since, until
-    loss_row: limits.LimitRow | None
-    loss_cents: int | None
+    # Each limit row of :data:`_SALE_LIMITS` the buyer has, with what its window counts.
+    limit_rows: tuple[tuple[limits.LimitRow, int | None], ...]
 
 
 def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dict[int, _Buyer]:
@@ -234,9 +246,13 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
         {
             "buyers": sorted({w.order.player_id for w in wanted}),
             "since": limits.loss_window_start(now),
+            **{
+                period: limits.stake_window_start(now, span)
+                for period, span in limits.STAKE_PERIODS.items()
+            },
         },
     )
-    found = {}
+    found: dict[int, _Buyer] = {}
     for (
         player_id,
         account_id,
@@ -248,16 +264,16 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
         amount,
         pending,
         effective,
-        loss,
+        counted,
     ) in rows:
-        found[int(player_id)] = _Buyer(
-            int(account_id),
-            int(balance),
-            until,
-            (suspended_at, suspended_until),
-            None if period is None else (period, amount, pending, effective),
-            None if loss is None else int(loss),
-        )
+        buyer = found.get(int(player_id))
+        if buyer is None:
+            buyer = found[int(player_id)] = _Buyer(
+                int(account_id), int(balance), until, (suspended_at, suspended_until), ()
+            )
+        if period is not None:
+            row = ((period, amount, pending, effective), None if counted is None else int(counted))
+            found[int(player_id)] = replace(buyer, limit_rows=(*buyer.limit_rows, row))
     return found
 
 
@@ -266,7 +282,17 @@ def _refusal(order: Order, buyer: _Buyer, now: datetime) -> ServiceError | None:
     suspended = measures.suspension_refusal(*buyer.suspended, now)
     if suspended is not None:
         return suspended
-    refused = limits.loss_refusal(buyer.loss_row, buyer.loss_cents, order.stake_cents, now)
+    waiting = limits.moderators_refusal(limits.in_force([r for r, _ in buyer.limit_rows], now))
+    if waiting is not None:
+        return waiting
+    rows = {row[0]: (row, counted) for row, counted in buyer.limit_rows}
+    for period in limits.STAKE_PERIODS:  # the stake limits in order, then the loss limit
+        if period in rows:
+            stake = limits.stake_refusal(*rows[period], order.stake_cents, now)
+            if stake is not None:
+                return stake
+    loss_row, loss = rows.get(limits.LOSS, (None, None))
+    refused = limits.loss_refusal(loss_row, loss, order.stake_cents, now)
     if refused is not None:
         return refused
     excluded = limits.still_excluded(buyer.excluded_until, now) is not None
@@ -329,6 +355,10 @@ def _sell(
             s.account_id: (s.lot_cents if s.order.mode == Mode.AUTO else 0) - s.order.stake_cents
             for s in sales
         },
+    )
+    # What the stake limits count (one sale per buyer in a batch's round).
+    limits.add_stakes(
+        session, stakes={s.order.player_id: s.order.stake_cents for s in sales}, now=now
     )
     return sales
 

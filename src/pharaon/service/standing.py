@@ -22,6 +22,8 @@ _STANDING = (
         Player.reality_check_minutes,
         Player.suspended_at,
         Player.suspended_until,
+        Player.created_at,
+        Player.verified_at,
         *limits.LIMIT_COLUMNS,
     )
     .join_from(Player, Account, Account.player_id == Player.id)
@@ -35,10 +37,13 @@ class Standing:
     balance_cents: int
     limits: limits.Limits
     self_excluded_until: datetime | None  # None unless excluded at the time of the look-up
+    created_at: datetime  # when the account was opened
     reality_check_minutes: int | None = None  # None: off
     # An operator's suspension in force (service/measures.py), and its end (None: none set).
     suspended: bool = False
     suspended_until: datetime | None = None
+    # When its identity was verified (None: provisional; service/identity.py).
+    verified_at: datetime | None = None
 
 
 def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standing:
@@ -47,7 +52,7 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
     rows = connection.execute(_STANDING, {"player": player_id}).all()
     if not rows:
         raise NotFoundError(f"no player {player_id}")
-    balance, until, reality, suspended_at, suspended_until = rows[0][:5]
+    balance, until, reality, suspended_at, suspended_until, created_at, verified_at = rows[0][:7]
     suspended = measures.in_force(suspended_at, suspended_until, now)
     set_limits = [
         (str(period), amount, pending, effective_at)
@@ -61,4 +66,6 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
         reality_check_minutes=reality,
         suspended=suspended,
         suspended_until=suspended_until if suspended else None,
+        created_at=created_at,
+        verified_at=verified_at,
     )

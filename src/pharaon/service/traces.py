@@ -36,6 +36,7 @@ EVENTS = (
     "logout",
     "deposit_limits",
     "loss_limit",
+    "stake_limits",
     "self_exclusion",
     "cool_off",
     "reality_check",
@@ -52,11 +53,27 @@ EVENTS = (
     "player_exclude",
     "player_lift",
     "player_close",
+    "identity_verified",
+    "identity_suspended",
+    "player_banned",
+    "withdrawal",
+    "withdrawal_refused",
+    "withdrawal_paid",
+    "withdrawal_rejected",
 )
 # Refusals of a deposit or a purchase traced: what the player may not do, not a malformed
 # request.
 REFUSALS = frozenset(
-    {"self_excluded", "suspended", "deposit_limit", "loss_limit", "insufficient_funds"}
+    {
+        "self_excluded",
+        "suspended",
+        "deposit_limit",
+        "loss_limit",
+        "stake_limit",
+        "moderators_required",
+        "insufficient_funds",
+        "identity_unverified",
+    }
 )
 
 

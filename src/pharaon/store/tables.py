@@ -3,7 +3,9 @@
 Ledger: every movement is one ``LedgerTransaction`` whose ``LedgerEntry`` rows sum to zero; an
 ``Account`` keeps its balance, which must equal the sum of its entries. The four operator
 accounts have fixed ids (``CASH``: where deposits come from, ``SALES``: stakes, ``PRIZES``: lots,
-``PENDING``: the lots of « Jouer » plays not yet fully uncovered, held until the fourth grid).
+``PENDING``: the lots of « Jouer » plays not yet fully uncovered, held until the fourth grid;
+``WITHDRAWALS``: withdrawals asked and not yet paid nor given back; ``PAID_OUT``: withdrawals
+paid to the players' bank accounts).
 """
 
 from __future__ import annotations
@@ -35,7 +37,12 @@ SALES_ACCOUNT = 2
 PRIZES_ACCOUNT = 3
 # Id 0: the operator's accounts are set apart from the players' (1 to 3 came first).
 PENDING_ACCOUNT = 0
+# Negative ids: added after the players' accounts had taken the positive ones (migration 0005).
+WITHDRAWALS_ACCOUNT = -1
+PAID_OUT_ACCOUNT = -2
 OPERATOR_ACCOUNTS = {
+    PAID_OUT_ACCOUNT: "paid_out",
+    WITHDRAWALS_ACCOUNT: "withdrawals",
     PENDING_ACCOUNT: "pending",
     CASH_ACCOUNT: "cash",
     SALES_ACCOUNT: "sales",
@@ -75,6 +82,13 @@ class Player(Base):
     # until ``suspended_until`` (None: until an operator lifts it).
     suspended_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     suspended_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # When an operator checked the player's identity (None: the account is provisional), and
+    # the suspension the server put on an account left provisional too long (service/identity.py).
+    verified_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    identity_suspended_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # When the player was found on the banned-gamblers list and suspended for it, once
+    # (service/banned.py); None: never found on it.
+    banned_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class LoginFailure(Base):
@@ -155,16 +169,28 @@ class Deposit(Base):
 
 
 class DepositLimit(Base):
-    """A player's limit for one period (daily, weekly, monthly: deposits; loss: the net loss
-    over 7 days); a raise waits in ``pending_*`` for 24 h."""
+    """A player's limit of one kind (daily, weekly, monthly: deposits; stake_daily ..
+    stake_monthly: stakes; loss: the net loss over 7 days); a raise waits in ``pending_*``
+    (service/limits.py)."""
 
     __tablename__ = "deposit_limits"
 
     player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
-    period: Mapped[str] = mapped_column(String(8), primary_key=True)  # daily .. monthly, loss
+    period: Mapped[str] = mapped_column(String(16), primary_key=True)  # see service/limits.py
     amount_cents: Mapped[int | None] = mapped_column(BigInteger, nullable=True)  # None: no limit
     pending_cents: Mapped[int | None] = mapped_column(BigInteger, nullable=True)
     pending_effective_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class StakeHour(Base):
+    """A player's stakes in one hour (``hour``: its start, UTC), added to by each sale: what
+    the stake limits count (service/limits.py)."""
+
+    __tablename__ = "stake_hours"
+
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    hour: Mapped[datetime] = mapped_column(UTCDateTime, primary_key=True)
+    stakes_cents: Mapped[int] = mapped_column(BigInteger)
 
 
 class Block(Base):
@@ -342,6 +368,49 @@ class AuditCheckpoint(Base):
     sha256: Mapped[str] = mapped_column(String(64))
     taken_at: Mapped[datetime] = mapped_column(UTCDateTime)
     reason: Mapped[str] = mapped_column(String(16))  # block_loaded, daily
+    # The root (hex) of the Merkle tree over records 1..seq (service/logtree.py), what the
+    # signed checkpoint says; None until the stored tree has reached ``seq``.
+    root: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class AuditTreeHead(Base):
+    """One row: how many audit records the stored Merkle tree covers; locked by whoever
+    extends the tree (service/logtree.py), never by a sale."""
+
+    __tablename__ = "audit_tree_head"
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    size: Mapped[int] = mapped_column(BigInteger)
+
+
+class AuditTreeChunk(Base):
+    """A slice of one level of the audit log's Merkle tree (level 0: the leaves): the
+    complete nodes ``chunk * 256`` onwards of that level, 32 bytes each, concatenated."""
+
+    __tablename__ = "audit_tree"
+
+    level: Mapped[int] = mapped_column(SmallInteger, primary_key=True)
+    chunk: Mapped[int] = mapped_column(Integer, primary_key=True)
+    hashes: Mapped[bytes] = mapped_column(LargeBinary)
+
+
+class AuditCosignature(Base):
+    """A witness's cosignature (c2sp.org/tlog-cosignature) of a signed checkpoint, checked
+    against the witness's key when it was received (service/transparency.py)."""
+
+    __tablename__ = "audit_cosignatures"
+    __table_args__ = (
+        UniqueConstraint("tree_size", "witness", "key_id", name="uq_audit_cosignatures_witness"),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    tree_size: Mapped[int] = mapped_column(Integer)
+    root: Mapped[str] = mapped_column(String(64))  # hex
+    witness: Mapped[str] = mapped_column(String(200))  # the witness key's name
+    key_id: Mapped[str] = mapped_column(String(8))  # hex
+    signature: Mapped[str] = mapped_column(String(200))  # base64, the line's last field
+    cosigned_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    received_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
 OPERATOR_ROLES = ("admin", "analyst")
@@ -386,3 +455,94 @@ class PlayerNote(Base):
     reason: Mapped[str] = mapped_column(Text)
     until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+# The identity documents an operator may check (service/identity.py).
+DOCUMENT_KINDS = ("id_card", "passport", "residence_permit")
+
+
+class IdentityCheck(Base):
+    """What an operator saw when checking a player's identity (once per account): the
+    document, the name and birth date on it, and the IBAN withdrawals go to."""
+
+    __tablename__ = "identity_checks"
+    __table_args__ = (
+        CheckConstraint(
+            "document_kind IN ('id_card', 'passport', 'residence_permit')", name="known_document"
+        ),
+    )
+
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"), primary_key=True)
+    operator_id: Mapped[int] = mapped_column(ForeignKey("operators.id"))
+    document_kind: Mapped[str] = mapped_column(String(16))
+    document_ref: Mapped[str] = mapped_column(String(40))  # its last digits or reference
+    last_name: Mapped[str] = mapped_column(String(100))
+    first_names: Mapped[str] = mapped_column(String(200))
+    birth_date: Mapped[date] = mapped_column(Date)
+    iban: Mapped[str] = mapped_column(String(34))
+    checked_at: Mapped[datetime] = mapped_column(UTCDateTime)
+
+
+# requested: the money left the player's balance for the withdrawals account; paid: it went on
+# to the paid-out account (at once under the approval threshold, else on an admin's approval);
+# rejected: it came back to the player's balance (service/withdrawals.py).
+WITHDRAWAL_STATES = ("requested", "paid", "rejected")
+
+
+class Withdrawal(Base):
+    __tablename__ = "withdrawals"
+    __table_args__ = (
+        CheckConstraint("amount_cents > 0", name="positive"),
+        CheckConstraint("state IN ('requested', 'paid', 'rejected')", name="known_state"),
+        Index("ix_withdrawals_player", "player_id", "id"),
+        # The withdrawals waiting for an admin.
+        Index(
+            "ix_withdrawals_requested",
+            "id",
+            sqlite_where=text("state = 'requested'"),
+            postgresql_where=text("state = 'requested'"),
+        ),
+    )
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    player_id: Mapped[int] = mapped_column(ForeignKey("players.id"))
+    amount_cents: Mapped[int] = mapped_column(BigInteger)
+    iban: Mapped[str] = mapped_column(String(34))
+    state: Mapped[str] = mapped_column(String(10))
+    requested_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    request_transaction_id: Mapped[int] = mapped_column(ForeignKey("ledger_transactions.id"))
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    decision_transaction_id: Mapped[int | None] = mapped_column(
+        ForeignKey("ledger_transactions.id"), nullable=True
+    )
+    # The admin who approved or rejected it (None: paid at once, under the threshold).
+    operator_id: Mapped[int | None] = mapped_column(ForeignKey("operators.id"), nullable=True)
+    reason: Mapped[str | None] = mapped_column(Text, nullable=True)  # a rejection's, for the player
+
+
+class BannedGambler(Base):
+    """A person on the ministry's banned-gamblers list (« interdits de jeux »), kept as a match
+    needs it: the keys of the names (service/banned.py ``name_key``) and the birth date."""
+
+    __tablename__ = "banned_gamblers"
+    __table_args__ = (Index("ix_banned_gamblers_birth_date", "birth_date"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    last_name: Mapped[str] = mapped_column(String(200))
+    first_names: Mapped[str] = mapped_column(String(200))
+    birth_date: Mapped[date] = mapped_column(Date)
+
+
+class BannedList(Base):
+    """The banned-gamblers list's one row (id 1): when it was last loaded, its entries and the
+    file's SHA-256, and when the players were last checked against it (taken by the daily
+    check, so that of several servers one does it)."""
+
+    __tablename__ = "banned_list"
+    __table_args__ = (CheckConstraint("id = 1", name="one_row"),)
+
+    id: Mapped[int] = mapped_column(Integer, primary_key=True)
+    loaded_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    entries: Mapped[int] = mapped_column(Integer)
+    sha256: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    checked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -20,8 +20,10 @@ from sqlalchemy import Engine
 
 from pharaon import __version__
 from pharaon.service import checkpoints, receipts
+from pharaon.service.banned import check_if_due
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
+from pharaon.service.identity import suspend_overdue
 from pharaon.service.plays import finish_left
 from pharaon.settings import Settings
 from pharaon.store.engine import make_engine
@@ -55,15 +57,21 @@ _log = logging.getLogger(__name__)
 async def _chores(db: Database, settings: Settings, stop: asyncio.Event) -> None:
     """At start and every hour until ``stop`` is set: take a checkpoint of the audit chain if
     the last is a day old, and finish the jouer plays left unfinished for
-    ``settings.jouer_finish_days``; of several servers, one does each (the audit head's lock,
-    the plays' rows)."""
+    ``settings.jouer_finish_days``, and check the verified players against the banned-gamblers
+    list if the last check is a day old; of several servers, one does each (the audit head's
+    lock, the plays' rows, the list's row)."""
     left = timedelta(days=settings.jouer_finish_days)
+    unverified = timedelta(days=settings.identity_days)
     while not stop.is_set():
         try:
             await db.write(checkpoints.take_if_due, now=utcnow())
             finished = await db.write(finish_left, now=utcnow(), after=left)
             if finished:
                 _log.info("%d jouer plays left unfinished finished by the server", finished)
+            # Accounts left provisional too long: suspended for play (service/identity.py).
+            await db.write(suspend_overdue, now=utcnow(), after=unverified)
+            # Verified players against the banned-gamblers list, once a day (service/banned.py).
+            await db.write(check_if_due, now=utcnow())
         except DatabaseUnavailableError as exc:  # a busy or lost database: at the next look
             _log.warning("chores not done: %s", exc)
         with suppress(TimeoutError):

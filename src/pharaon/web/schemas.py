@@ -11,10 +11,12 @@ from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.service.blocks import PublishedBlock
 from pharaon.service.checkpoints import Checkpoint
+from pharaon.service.identity import FIRST_NAMES_MAX, LAST_NAME_MAX, Identity
 from pharaon.service.limits import Limits
 from pharaon.service.plays import PlayView
 from pharaon.service.proofs import Proof
 from pharaon.service.protection import COOL_OFF_HOURS, REALITY_CHECK_MINUTES
+from pharaon.service.withdrawals import MAX_WITHDRAWAL_CENTS, REASON_MAX, WithdrawalView
 
 Cents = StrictInt
 # No string a client sends holds a NUL: PostgreSQL refuses it in text, and no e-mail, password,
@@ -54,12 +56,15 @@ class LimitsIn(In):
     daily_cents: Cents | None = Field(ge=0, le=10**12)
     weekly_cents: Cents | None = Field(ge=0, le=10**12)
     monthly_cents: Cents | None = Field(ge=0, le=10**12)
-    # Left out: unchanged (a body without it does not remove the loss limit).
+    # Left out: unchanged (a body without it does not remove the loss or a stake limit).
     loss_weekly_cents: Cents | None = Field(default=None, ge=0, le=10**12)
+    stake_daily_cents: Cents | None = Field(default=None, ge=0, le=10**12)
+    stake_weekly_cents: Cents | None = Field(default=None, ge=0, le=10**12)
+    stake_monthly_cents: Cents | None = Field(default=None, ge=0, le=10**12)
 
 
 class PendingOut(BaseModel):
-    period: str  # daily, weekly, monthly or loss
+    period: str  # daily, weekly, monthly, stake_daily .. stake_monthly, or loss
     amount_cents: int | None
     effective_at: datetime
 
@@ -69,6 +74,12 @@ class LimitsOut(BaseModel):
     weekly_cents: int | None
     monthly_cents: int | None
     loss_weekly_cents: int | None
+    stake_daily_cents: int | None
+    stake_weekly_cents: int | None
+    stake_monthly_cents: int | None
+    # Whether the weekly deposit and stake ceilings are in force: deposits and purchases wait
+    # for them (403 moderators_required).
+    moderators_set: bool
     pending: list[PendingOut]
 
     @classmethod
@@ -78,6 +89,10 @@ class LimitsOut(BaseModel):
             weekly_cents=limits.weekly_cents,
             monthly_cents=limits.monthly_cents,
             loss_weekly_cents=limits.loss_weekly_cents,
+            stake_daily_cents=limits.stake_daily_cents,
+            stake_weekly_cents=limits.stake_weekly_cents,
+            stake_monthly_cents=limits.stake_monthly_cents,
+            moderators_set=limits.moderators_set,
             pending=[
                 PendingOut(
                     period=p.period, amount_cents=p.amount_cents, effective_at=p.effective_at
@@ -87,15 +102,36 @@ class LimitsOut(BaseModel):
         )
 
 
+class IdentityOut(BaseModel):
+    """Where the account's identity stands (service/identity.py): a provisional account is
+    suspended for play at ``deadline`` (``days_left`` whole days from now) unless verified."""
+
+    state: Literal["provisional", "verified"]
+    verified_at: datetime | None
+    deadline: datetime | None
+    days_left: int | None
+
+    @classmethod
+    def of(cls, identity: Identity) -> Self:
+        return cls(
+            state=identity.state,  # type: ignore[arg-type]  # one of identity.STATES
+            verified_at=identity.verified_at,
+            deadline=identity.deadline,
+            days_left=identity.days_left,
+        )
+
+
 class MeOut(BaseModel):
     email: str
     balance_cents: int
     limits: LimitsOut
     self_excluded_until: datetime | None
     reality_check_minutes: int | None  # None: no reality check
-    # An operator's suspension in force, and its end (null: until lifted).
+    # A suspension in force (an operator's, or the server's for an identity left unverified),
+    # and its end (null: until lifted).
     suspended: bool
     suspended_until: datetime | None
+    identity: IdentityOut
 
 
 class NoteOut(BaseModel):
@@ -122,6 +158,34 @@ class DepositOut(BaseModel):
     deposit_id: int
     amount_cents: int
     balance_cents: int
+
+
+class WithdrawalIn(In):
+    amount_cents: Cents = Field(ge=1, le=MAX_WITHDRAWAL_CENTS)
+
+
+class WithdrawalOut(BaseModel):
+    """A withdrawal as its player sees it: the IBAN masked, a rejection's reason."""
+
+    withdrawal_id: int
+    amount_cents: int
+    iban: str
+    state: Literal["requested", "paid", "rejected"]
+    requested_at: datetime
+    decided_at: datetime | None
+    reason: str | None
+
+    @classmethod
+    def of(cls, found: WithdrawalView, iban: str) -> Self:
+        return cls(
+            withdrawal_id=found.withdrawal_id,
+            amount_cents=found.amount_cents,
+            iban=iban,
+            state=found.state,  # type: ignore[arg-type]  # one of WITHDRAWAL_STATES
+            requested_at=found.requested_at,
+            decided_at=found.decided_at,
+            reason=found.reason,
+        )
 
 
 class PlayIn(In):
@@ -326,6 +390,7 @@ class CheckpointOut(BaseModel):
     sha256: str
     taken_at: datetime
     why: str
+    root: str | None  # hex, the Merkle tree's over records 1..seq; null until it is reached
 
     @classmethod
     def of(cls, checkpoint: Checkpoint) -> CheckpointOut:
@@ -334,7 +399,43 @@ class CheckpointOut(BaseModel):
             sha256=checkpoint.sha256,
             taken_at=checkpoint.taken_at,
             why=checkpoint.reason,
+            root=checkpoint.root,
         )
+
+
+# The audit log as a transparency log (routers/audit.py, docs/proofs.md); hashes in hex.
+
+
+class LogKeyOut(BaseModel):
+    algorithm: Literal["Ed25519"]
+    public_key: str  # base64 of the 32 raw bytes
+    verifier_key: str  # name+keyid+base64(0x01 ‖ key), c2sp.org/signed-note
+    origin: str
+
+
+class InclusionOut(BaseModel):
+    seq: int
+    tree_size: int
+    leaf_index: int
+    record_sha256: str
+    leaf_hash: str
+    proof: list[str]
+    root: str
+
+
+class ConsistencyOut(BaseModel):
+    first: int
+    second: int
+    proof: list[str]
+
+
+class CosignatureIn(In):
+    note: StrictStr = Field(max_length=8192)
+
+
+class CosignedOut(BaseModel):
+    tree_size: int
+    witnesses: list[str]
 
 
 # The player's protection (routers/protection.py).
@@ -498,6 +599,8 @@ class PlayerLineOut(BaseModel):
     suspended: bool
     suspended_until: datetime | None
     closed_at: datetime | None
+    verified_at: datetime | None = None  # null: the identity is not verified (provisional)
+    banned: bool = False  # found on the banned-gamblers list (« interdit de jeux »)
 
 
 class MeasureIn(In):
@@ -524,12 +627,82 @@ class LedgerLineOut(BaseModel):
     amount_cents: int
 
 
+class IdentityIn(In):
+    """What an admin read on a player's identity document, and the IBAN given."""
+
+    model_config = ConfigDict(extra="forbid", strict=False)  # birth_date comes as a string
+    document_kind: Literal["id_card", "passport", "residence_permit"]
+    document_ref: StrictStr = Field(min_length=1, max_length=40, pattern=NO_NUL)
+    last_name: StrictStr = Field(min_length=1, max_length=LAST_NAME_MAX, pattern=NO_NUL)
+    first_names: StrictStr = Field(min_length=1, max_length=FIRST_NAMES_MAX, pattern=NO_NUL)
+    birth_date: date
+    # 34 characters at most, written with spaces or not.
+    iban: StrictStr = Field(min_length=1, max_length=64, pattern=NO_NUL)
+
+
+class IdentityCheckOut(BaseModel):
+    document_kind: str
+    document_ref: str
+    last_name: str
+    first_names: str
+    birth_date: date
+    iban: str
+    checked_at: datetime
+    operator: str  # the admin's e-mail
+
+
+class IdentityLineOut(BaseModel):
+    player_id: int
+    email: str
+    created_at: datetime
+    identity: IdentityOut
+    suspended: bool
+    closed_at: datetime | None
+
+
+class RejectIn(In):
+    reason: StrictStr = Field(min_length=1, max_length=REASON_MAX, pattern=NO_NUL)
+
+
+class OperatorWithdrawalOut(BaseModel):
+    """A withdrawal in the back office: the whole IBAN, who decided it."""
+
+    withdrawal_id: int
+    player_id: int
+    email: str
+    amount_cents: int
+    iban: str
+    state: Literal["requested", "paid", "rejected"]
+    requested_at: datetime
+    decided_at: datetime | None
+    reason: str | None
+    decided_by: str | None  # the admin's e-mail; null: paid at once, or still waiting
+
+    @classmethod
+    def of(cls, found: WithdrawalView, email: str, decided_by: str | None) -> Self:
+        return cls(
+            withdrawal_id=found.withdrawal_id,
+            player_id=found.player_id,
+            email=email,
+            amount_cents=found.amount_cents,
+            iban=found.iban,
+            state=found.state,  # type: ignore[arg-type]  # one of WITHDRAWAL_STATES
+            requested_at=found.requested_at,
+            decided_at=found.decided_at,
+            reason=found.reason,
+            decided_by=decided_by,
+        )
+
+
 class PlayerFileOut(BaseModel):
     player: PlayerLineOut
     plays: list[PlayLineOut]
     ledger: list[LedgerLineOut]
     limits: LimitsOut
     notes: list[NoteOut]
+    identity: IdentityOut
+    identity_check: IdentityCheckOut | None
+    withdrawals: list[OperatorWithdrawalOut]
 
 
 class LoadedOut(BaseModel):

@@ -1,24 +1,34 @@
-"""``/me``: the player's balance, limits and self-exclusion, and the operator's measures."""
+"""``/me``: the player's balance, limits and self-exclusion, the operator's measures and the
+identity's state."""
 
 from __future__ import annotations
 
 from dataclasses import asdict
+from datetime import timedelta
 from typing import Literal
 
 from fastapi import APIRouter, Request
 
-from pharaon.service import limits, measures, standing
+from pharaon.service import identity, limits, measures, standing
 from pharaon.service.clock import utcnow
 from pharaon.service.sessions import PlayerSession
 from pharaon.web.database import Database, DatabaseDep
-from pharaon.web.deps import CurrentPlayer, seen
-from pharaon.web.schemas import LimitsIn, LimitsOut, MeOut, NoteOut, SelfExclusionIn
+from pharaon.web.deps import CurrentPlayer, SettingsDep, seen
+from pharaon.web.schemas import (
+    IdentityOut,
+    LimitsIn,
+    LimitsOut,
+    MeOut,
+    NoteOut,
+    SelfExclusionIn,
+)
 
 router = APIRouter(tags=["me"])
 
 
-async def _me(db: Database, current: PlayerSession) -> MeOut:
-    found = await db.read(standing.look_up, player_id=current.player_id, now=utcnow())
+async def _me(db: Database, current: PlayerSession, identity_days: float) -> MeOut:
+    now = utcnow()
+    found = await db.read(standing.look_up, player_id=current.player_id, now=now)
     return MeOut(
         email=current.email,
         balance_cents=found.balance_cents,
@@ -27,13 +37,21 @@ async def _me(db: Database, current: PlayerSession) -> MeOut:
         reality_check_minutes=found.reality_check_minutes,
         suspended=found.suspended,
         suspended_until=found.suspended_until,
+        identity=IdentityOut.of(
+            identity.identity_of(
+                created_at=found.created_at,
+                verified_at=found.verified_at,
+                now=now,
+                days=identity_days,
+            )
+        ),
     )
 
 
 @router.get("/me")
-async def me(current: CurrentPlayer, db: DatabaseDep) -> MeOut:
-    """The player's balance, limits and self-exclusion."""
-    return await _me(db, current)
+async def me(current: CurrentPlayer, db: DatabaseDep, settings: SettingsDep) -> MeOut:
+    """The player's balance, limits, self-exclusion, suspension and identity's state."""
+    return await _me(db, current, settings.identity_days)
 
 
 @router.get("/me/notes")
@@ -46,13 +64,24 @@ async def notes(current: CurrentPlayer, db: DatabaseDep) -> list[NoteOut]:
 
 @router.put("/me/limits")
 async def set_limits(
-    body: LimitsIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+    body: LimitsIn,
+    current: CurrentPlayer,
+    request: Request,
+    db: DatabaseDep,
+    settings: SettingsDep,
 ) -> LimitsOut:
-    """Set the deposit limits and the weekly loss limit (left out: unchanged): lowering
-    applies at once, raising after 24 hours."""
+    """Set the deposit limits, and the weekly loss limit and the stake limits (each left out:
+    unchanged): lowering applies at once, raising after ``PHARAON_LIMIT_RAISE_HOURS`` (48).
+    The weekly deposit ceiling and the weekly stake ceiling are the moderators: deposits and
+    purchases wait for both, and once set they may be changed, not removed (422)."""
     loss: int | Literal["keep"] | None = "keep"
     if "loss_weekly_cents" in body.model_fields_set:
         loss = body.loss_weekly_cents
+    stakes = {
+        period: getattr(body, f"{period}_cents")
+        for period in limits.STAKE_PERIODS
+        if f"{period}_cents" in body.model_fields_set
+    }
     found = await db.write(
         limits.set_limits,
         player_id=current.player_id,
@@ -61,6 +90,8 @@ async def set_limits(
         monthly_cents=body.monthly_cents,
         now=utcnow(),
         loss_weekly_cents=loss,
+        stakes=stakes,
+        raise_delay=timedelta(hours=settings.limit_raise_hours),
         seen=seen(request, current),
     )
     return LimitsOut.of(found)
@@ -68,7 +99,11 @@ async def set_limits(
 
 @router.post("/me/self-exclusion")
 async def self_exclude(
-    body: SelfExclusionIn, current: CurrentPlayer, request: Request, db: DatabaseDep
+    body: SelfExclusionIn,
+    current: CurrentPlayer,
+    request: Request,
+    db: DatabaseDep,
+    settings: SettingsDep,
 ) -> MeOut:
     """Exclude oneself from deposits and plays for ``days`` days."""
     await db.write(
@@ -78,4 +113,4 @@ async def self_exclude(
         now=utcnow(),
         seen=seen(request, current),
     )
-    return await _me(db, current)
+    return await _me(db, current, settings.identity_days)

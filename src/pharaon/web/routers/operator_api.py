@@ -10,7 +10,7 @@ import zipfile
 from dataclasses import asdict
 from datetime import UTC, date, datetime, time, timedelta
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from anyio import to_thread
 from fastapi import APIRouter, Query, Request, Response, UploadFile, status
@@ -21,6 +21,7 @@ from pharaon.service import (
     audit,
     audit_view,
     blocks,
+    identity,
     logins,
     measures,
     operators,
@@ -29,6 +30,7 @@ from pharaon.service import (
     sealing,
     sessions,
     stock,
+    withdrawals,
 )
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import UnauthorizedError
@@ -43,6 +45,7 @@ from pharaon.web.deps import (
     client_address,
     closed_session,
     open_session,
+    seen,
     thresholds,
     throttle,
     verified,
@@ -54,6 +57,10 @@ from pharaon.web.schemas import (
     AuditPageOut,
     DeactivateIn,
     ExportIn,
+    IdentityCheckOut,
+    IdentityIn,
+    IdentityLineOut,
+    IdentityOut,
     LedgerLineOut,
     LimitsOut,
     LoadedOut,
@@ -62,9 +69,11 @@ from pharaon.web.schemas import (
     OperatorBlockOut,
     OperatorLoginIn,
     OperatorOut,
+    OperatorWithdrawalOut,
     PlayerFileOut,
     PlayerLineOut,
     PlayLineOut,
+    RejectIn,
     SalesLineOut,
     SalesOut,
     SessionOut,
@@ -221,17 +230,143 @@ async def search_players(
 
 @router.get("/players/{player_id}")
 async def player_file(
-    player_id: RowId, _current: CurrentOperator, db: DatabaseDep
+    player_id: RowId, _current: CurrentOperator, db: DatabaseDep, settings: SettingsDep
 ) -> PlayerFileOut:
-    """A player's last plays and ledger entries, deposit limits and self-exclusion in force."""
-    found = await db.read(player_view.player_file, player_id=player_id, now=utcnow())
+    """A player's last plays and ledger entries, deposit limits and self-exclusion in force,
+    the identity's state and check, the last withdrawals."""
+    now = utcnow()
+    found = await db.read(player_view.player_file, player_id=player_id, now=now)
+    check = found.identity_check
     return PlayerFileOut(
         player=PlayerLineOut(**asdict(found.player)),
         plays=[PlayLineOut(**asdict(p)) for p in found.plays],
         ledger=[LedgerLineOut(**asdict(x)) for x in found.ledger],
         limits=LimitsOut.of(found.limits),
         notes=[NoteOut(**asdict(n)) for n in found.notes],
+        identity=IdentityOut.of(
+            identity.identity_of(
+                created_at=found.player.created_at,
+                verified_at=found.player.verified_at,
+                now=now,
+                days=settings.identity_days,
+            )
+        ),
+        identity_check=None if check is None else IdentityCheckOut(**asdict(check)),
+        withdrawals=[_withdrawal(w) for w in found.withdrawals],
     )
+
+
+@router.post("/players/{player_id}/identity", status_code=status.HTTP_201_CREATED)
+async def verify_identity(
+    player_id: RowId, body: IdentityIn, current: AdminOperator, request: Request, db: DatabaseDep
+) -> IdentityCheckOut:
+    """Mark the player's identity verified, with what the admin saw on the document and the
+    IBAN withdrawals will go to; lifts the suspension of an identity left unverified. In the
+    audit log under the admin's name, with the session and the address."""
+    now = utcnow()
+    checked = await db.write(
+        identity.verify,
+        player_id=player_id,
+        operator_id=current.operator_id,
+        actor=current.actor,
+        document=identity.Document(
+            kind=body.document_kind,
+            ref=body.document_ref,
+            last_name=body.last_name,
+            first_names=body.first_names,
+            birth_date=body.birth_date,
+            iban=body.iban,
+        ),
+        now=now,
+        seen=seen(request, current),
+    )
+    return IdentityCheckOut(
+        document_kind=checked.kind,
+        document_ref=checked.ref,
+        last_name=checked.last_name,
+        first_names=checked.first_names,
+        birth_date=checked.birth_date,
+        iban=checked.iban,
+        checked_at=now,
+        operator=current.email,
+    )
+
+
+@router.get("/identities")
+async def identities(
+    _current: CurrentOperator,
+    db: DatabaseDep,
+    settings: SettingsDep,
+    state: Literal["provisional", "verified"] = "provisional",
+) -> list[IdentityLineOut]:
+    """Open accounts whose identity is ``provisional`` (the nearest deadline first) or
+    ``verified`` (the last verified first), at most 100."""
+    now = utcnow()
+    found = await db.read(identity.listing, state=state, now=now, days=settings.identity_days)
+    return [
+        IdentityLineOut(
+            player_id=line.player_id,
+            email=line.email,
+            created_at=line.created_at,
+            identity=IdentityOut.of(line.identity),
+            suspended=line.suspended,
+            closed_at=line.closed_at,
+        )
+        for line in found
+    ]
+
+
+def _withdrawal(line: withdrawals.WaitingLine) -> OperatorWithdrawalOut:
+    return OperatorWithdrawalOut.of(line.withdrawal, line.email, line.decided_by)
+
+
+@router.get("/withdrawals")
+async def list_withdrawals(
+    _current: CurrentOperator,
+    db: DatabaseDep,
+    state: Literal["requested", "paid", "rejected"] = "requested",
+) -> list[OperatorWithdrawalOut]:
+    """Withdrawals in ``state``: those waiting for approval oldest first, the others newest
+    first; at most 200."""
+    return [_withdrawal(w) for w in await db.read(withdrawals.listing, state=state)]
+
+
+@router.post("/withdrawals/{withdrawal_id}/approve")
+async def approve_withdrawal(
+    withdrawal_id: RowId, current: AdminOperator, request: Request, db: DatabaseDep
+) -> OperatorWithdrawalOut:
+    """Pay a withdrawal waiting for approval; 409 if it was decided already."""
+    done = await db.write(
+        withdrawals.approve,
+        withdrawal_id=withdrawal_id,
+        operator_id=current.operator_id,
+        actor=current.actor,
+        now=utcnow(),
+        seen=seen(request, current),
+    )
+    return _withdrawal(done)
+
+
+@router.post("/withdrawals/{withdrawal_id}/reject")
+async def reject_withdrawal(
+    withdrawal_id: RowId,
+    body: RejectIn,
+    current: AdminOperator,
+    request: Request,
+    db: DatabaseDep,
+) -> OperatorWithdrawalOut:
+    """Refuse a withdrawal waiting for approval, for a reason the player reads: the amount
+    goes back to the player's balance; 409 if it was decided already."""
+    done = await db.write(
+        withdrawals.reject,
+        withdrawal_id=withdrawal_id,
+        operator_id=current.operator_id,
+        actor=current.actor,
+        reason=body.reason,
+        now=utcnow(),
+        seen=seen(request, current),
+    )
+    return _withdrawal(done)
 
 
 @router.post("/players/{player_id}/measures", status_code=status.HTTP_201_CREATED)

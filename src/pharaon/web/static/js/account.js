@@ -1,5 +1,6 @@
-// The account: deposits of play money, deposit and loss limits, the reality check's interval,
-// self-exclusion.
+// The account: deposits of play money, the moderators (weekly deposit and stake ceilings, set
+// before the first deposit and stake) and the other deposit, stake and loss limits, the reality
+// check's interval, self-exclusion.
 
 import { api, newIdempotencyKey } from "./api.js";
 import { centsToField, formatCents, parseEuros } from "./money.js";
@@ -11,13 +12,18 @@ const LIMIT_KEYS = {
   daily: "daily_cents",
   weekly: "weekly_cents",
   monthly: "monthly_cents",
+  stake_daily: "stake_daily_cents",
+  stake_weekly: "stake_weekly_cents",
+  stake_monthly: "stake_monthly_cents",
   loss: "loss_weekly_cents",
 };
+// The moderators: required, never removed.
+const MODERATORS = ["weekly", "stake_weekly"];
 const MAX_DAYS = 3650;
 
 const $ = (id) => document.getElementById(id);
 
-export function initAccount() {
+export function initAccount(showView) {
   $("deposit-form").addEventListener("submit", (event) => {
     event.preventDefault();
     const cents = parseEuros($("deposit-amount").value);
@@ -42,6 +48,17 @@ export function initAccount() {
   });
   on("me", renderAccount);
   on("lang", renderAccount);
+  // A deposit or a stake refused for want of moderators (ui.js sayError): to their form.
+  on("moderators-required", () => {
+    showView("account");
+    $("moderators-needed").hidden = false;
+    $(firstMissingModerator()).focus();
+  });
+}
+
+function firstMissingModerator() {
+  const missing = MODERATORS.find((period) => $(`limit-${period}`).value.trim() === "");
+  return `limit-${missing ?? MODERATORS[0]}`;
 }
 
 async function deposit(cents, key) {
@@ -69,6 +86,11 @@ async function saveLimits() {
     const cents = text === "" ? null : parseEuros(text);
     if (text !== "" && cents === null) {
       say("err_amount", {}, { kind: "error" });
+      $(`limit-${period}`).focus();
+      return;
+    }
+    if (cents === null && MODERATORS.includes(period)) {
+      say("moderators_needed", {}, { kind: "error" });
       $(`limit-${period}`).focus();
       return;
     }
@@ -150,6 +172,7 @@ async function exclude(days, button) {
 export function renderAccount() {
   const me = state.me;
   if (!me) return;
+  $("moderators-needed").hidden = me.limits.moderators_set !== false;
   for (const [period, key] of Object.entries(LIMIT_KEYS)) {
     const field = $(`limit-${period}`);
     if (document.activeElement !== field) field.value = centsToField(me.limits[key]);

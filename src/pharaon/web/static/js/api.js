@@ -108,6 +108,9 @@ export const api = {
   closeAccount: (password) => request("POST", "/me/closure", { body: { password } }),
   deposit: (amountCents, key) =>
     request("POST", "/deposits", { body: { amount_cents: amountCents }, idempotencyKey: key }),
+  withdraw: (amountCents, key) =>
+    request("POST", "/withdrawals", { body: { amount_cents: amountCents }, idempotencyKey: key }),
+  withdrawals: () => request("GET", "/withdrawals"),
   buy: (stakeCents, mode, key) =>
     request("POST", "/plays", { body: { stake_cents: stakeCents, mode }, idempotencyKey: key }),
   reveal: (playId, grid) => request("POST", `/plays/${playId}/reveal`, { body: { grid } }),

@@ -10,6 +10,7 @@ import { initLanding, renderLanding } from "./landing.js";
 import { initNotes, load as loadNotes } from "./notes.js";
 import { formatCents } from "./money.js";
 import { initProtection } from "./protection.js";
+import { initWithdrawals, load as loadWithdrawals } from "./withdrawals.js";
 import { initReality } from "./reality.js";
 import { initSound } from "./sound.js";
 import { installSymbols } from "./symbols.js";
@@ -46,7 +47,10 @@ function showView(name) {
     button.hidden = !state.me && PRIVATE_VIEWS.has(button.dataset.view);
   }
   if (name === "history") loadHistory();
-  if (name === "account") loadNotes();
+  if (name === "account") {
+    loadNotes();
+    loadWithdrawals();
+  }
   if (name === "info") loadInfo();
 }
 
@@ -64,11 +68,15 @@ function renderAccountBar() {
   $("excluded").hidden = !excluded;
   $("excluded").textContent = excluded ? t("excluded_until", { when: formatWhen(me.self_excluded_until) }) : "";
   $("suspended").hidden = !me.suspended;
+  // Suspended by the server for an identity not verified in time (docs/rules.md §7).
+  const unverified = me.identity?.state === "provisional" && me.identity.days_left === 0;
   $("suspended").textContent = !me.suspended
     ? ""
     : me.suspended_until
       ? t("suspended_until", { when: formatWhen(me.suspended_until) })
-      : t("suspended");
+      : unverified
+        ? t("suspended_identity")
+        : t("suspended");
 }
 
 function renderLanguage() {
@@ -84,7 +92,9 @@ async function enter() {
   // Logged in: the account, then the play left on the board.
   state.me = await api.me();
   emit("me");
-  showView(state.view === "info" ? "info" : "game");
+  // A new account sets its moderators first (account.js): its form, before the game.
+  const first = state.me.limits.moderators_set === false ? "account" : "game";
+  showView(state.view === "info" ? "info" : first);
   await restore();
 }
 
@@ -181,8 +191,9 @@ function start() {
   on("lang", renderAccountBar);
   initAuth();
   initGame();
-  initAccount();
+  initAccount(showView);
   initProtection();
+  initWithdrawals();
   initNotes();
   initHistory(showView);
   initInfo();

@@ -54,9 +54,15 @@ const TEXT = {
     amount: "Montant en euros",
     deposit: "Déposer",
     deposited: "Dépôt de {amount} enregistré.",
-    limits_title: "Limites de dépôt",
+    limits_title: "Modérateurs et limites",
     limits_note:
-      "Laissez vide pour aucune limite. Une baisse s'applique tout de suite, une hausse après 24 h.",
+      "Les deux modérateurs (dépôts et mises par semaine) sont obligatoires ; les autres limites, laissez-les vides pour aucune. Une baisse s'applique tout de suite, une hausse après 48 h.",
+    moderators_needed:
+      "Avant votre premier dépôt et votre première mise, fixez vos modérateurs : un plafond de dépôts et un plafond de mises sur 7 jours.",
+    deposits_heading: "Dépôts",
+    stakes_heading: "Mises",
+    losses_heading: "Pertes",
+    weekly_moderator: "Par semaine (modérateur, obligatoire)",
     daily: "Par jour",
     weekly: "Par semaine",
     monthly: "Par mois",
@@ -157,6 +163,12 @@ const TEXT = {
     period_loss: "pertes nettes sur 7 jours",
     err_loss_limit:
       "Limite de pertes atteinte : cette mise ferait dépasser vos pertes nettes des 7 derniers jours au-delà de la limite fixée.",
+    period_stake_daily: "mises par jour",
+    period_stake_weekly: "mises par semaine",
+    period_stake_monthly: "mises par mois",
+    err_stake_limit: "Limite de mises atteinte : cette mise dépasserait le plafond de mises que vous avez fixé.",
+    err_moderators_required:
+      "Fixez d'abord vos modérateurs : un plafond de dépôts et un plafond de mises sur 7 jours (Compte, « Modérateurs et limites »).",
     reality_title: "Point sur le jeu",
     reality_note:
       "Pendant une session, affiche régulièrement le temps de jeu et le résultat net (gains moins mises) depuis la connexion.",
@@ -236,7 +248,31 @@ const TEXT = {
     err_password_mismatch:
       "Les deux saisies du nouveau mot de passe diffèrent : rien n'a été envoyé. Saisissez-le à nouveau.",
     err_password_wrong: "Mot de passe incorrect : rien n'a été changé.",
-    err_password_race: "Le mot de passe ou le compte a changé entre-temps : rien n'a été fait. Réessayez."
+    err_password_race: "Le mot de passe ou le compte a changé entre-temps : rien n'a été fait. Réessayez.",
+    identity_title: "Identité et retraits",
+    identity_provisional:
+      "Compte provisoire : votre identité n'est pas encore vérifiée. Envoyez au service client une pièce d'identité et un RIB à votre nom. Sans vérification d'ici le {when} (encore {days} jour(s)), le jeu sera suspendu. Aucun retrait n'est possible avant la vérification.",
+    identity_overdue:
+      "Compte provisoire : votre identité n'a pas été vérifiée à temps, le jeu est suspendu. Envoyez au service client une pièce d'identité et un RIB à votre nom : le jeu reprendra dès la vérification.",
+    identity_verified:
+      "Identité vérifiée le {when}. Vos retraits sont versés sur le compte bancaire (IBAN) à votre nom donné lors de la vérification.",
+    suspended_identity:
+      "Votre identité n'a pas été vérifiée dans le délai : jeu et dépôts bloqués jusqu'à la vérification (voir « Compte »).",
+    withdrawal_amount: "Montant à retirer en euros",
+    withdraw: "Retirer",
+    withdrawal_note:
+      "Le montant retirable est votre solde (les lots des parties en cours n'y sont pas encore). Un retrait important attend la validation de l'opérateur ; refusé, il revient sur votre solde.",
+    err_withdrawal_funds: "Montant supérieur à votre solde retirable : rien n'a été retiré.",
+    withdrawals_title: "Vos retraits",
+    withdrawal_line: "{amount} vers {iban}",
+    withdrawal_requested: "En attente de validation",
+    withdrawal_paid: "Versé",
+    withdrawal_rejected: "Refusé, montant rendu",
+    withdrawal_reason: "Motif : {reason}",
+    withdrawal_done_paid: "Retrait de {amount} versé sur votre compte bancaire.",
+    withdrawal_done_requested: "Retrait de {amount} demandé : il attend la validation de l'opérateur.",
+    err_identity_unverified:
+      "Aucun retrait avant la vérification de votre identité par l'opérateur (compte provisoire)."
   },
   en: {
     switch_to: "Français",
@@ -288,8 +324,15 @@ const TEXT = {
     amount: "Amount in euros",
     deposit: "Deposit",
     deposited: "Deposit of {amount} recorded.",
-    limits_title: "Deposit limits",
-    limits_note: "Leave empty for no limit. A lower limit applies at once, a higher one after 24 h.",
+    limits_title: "Moderators and limits",
+    limits_note:
+      "The two moderators (deposits and stakes per week) are required; leave the other limits empty for none. A lower limit applies at once, a higher one after 48 h.",
+    moderators_needed:
+      "Before your first deposit and your first stake, set your moderators: a ceiling on deposits and a ceiling on stakes over 7 days.",
+    deposits_heading: "Deposits",
+    stakes_heading: "Stakes",
+    losses_heading: "Losses",
+    weekly_moderator: "Per week (moderator, required)",
     daily: "Per day",
     weekly: "Per week",
     monthly: "Per month",
@@ -390,6 +433,12 @@ const TEXT = {
     period_loss: "net losses over 7 days",
     err_loss_limit:
       "Loss limit reached: this stake would take your net losses of the last 7 days past the limit you set.",
+    period_stake_daily: "stakes per day",
+    period_stake_weekly: "stakes per week",
+    period_stake_monthly: "stakes per month",
+    err_stake_limit: "Stake limit reached: this stake would go over the stake ceiling you set.",
+    err_moderators_required:
+      "Set your moderators first: a ceiling on deposits and a ceiling on stakes over 7 days (Account, “Moderators and limits”).",
     reality_title: "Reality check",
     reality_note:
       "During a session, regularly shows the time played and the net result (wins minus stakes) since you logged in.",
@@ -468,7 +517,31 @@ const TEXT = {
     err_password_mismatch:
       "The two entries of the new password differ: nothing was sent. Please type it again.",
     err_password_wrong: "Wrong password: nothing was changed.",
-    err_password_race: "The password or the account changed meanwhile: nothing was done. Please try again."
+    err_password_race: "The password or the account changed meanwhile: nothing was done. Please try again.",
+    identity_title: "Identity and withdrawals",
+    identity_provisional:
+      "Provisional account: your identity is not verified yet. Send customer service an identity document and bank details (RIB) in your name. Without verification by {when} ({days} day(s) left), play will be suspended. No withdrawal is possible before the verification.",
+    identity_overdue:
+      "Provisional account: your identity was not verified in time, play is suspended. Send customer service an identity document and bank details (RIB) in your name: play resumes as soon as it is verified.",
+    identity_verified:
+      "Identity verified on {when}. Your withdrawals are paid to the bank account (IBAN) in your name given at the verification.",
+    suspended_identity:
+      "Your identity was not verified in time: play and deposits are blocked until it is (see “Account”).",
+    withdrawal_amount: "Amount to withdraw in euros",
+    withdraw: "Withdraw",
+    withdrawal_note:
+      "You may withdraw your balance (the prizes of games in progress are not in it yet). A large withdrawal waits for the operator's approval; refused, it comes back to your balance.",
+    err_withdrawal_funds: "More than your withdrawable balance: nothing was withdrawn.",
+    withdrawals_title: "Your withdrawals",
+    withdrawal_line: "{amount} to {iban}",
+    withdrawal_requested: "Waiting for approval",
+    withdrawal_paid: "Paid",
+    withdrawal_rejected: "Refused, amount given back",
+    withdrawal_reason: "Reason: {reason}",
+    withdrawal_done_paid: "Withdrawal of {amount} paid to your bank account.",
+    withdrawal_done_requested: "Withdrawal of {amount} asked: it waits for the operator's approval.",
+    err_identity_unverified:
+      "No withdrawal before the operator has verified your identity (provisional account)."
   },
 };
 

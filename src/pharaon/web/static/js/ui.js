@@ -95,6 +95,7 @@ export function sayError(error, context = {}) {
     say("err_other", { status: "?" }, { kind: "error" });
     return;
   }
+  if (error.code === "moderators_required") emit("moderators-required");
   const params = { detail: error.detail, status: error.status };
   if (context.stakeCents) params.stake = formatStake(context.stakeCents);
   const when = error.fields?.until ?? error.fields?.closed_at;

@@ -90,6 +90,12 @@ export const api = {
   players: (email) => call("GET", `/players${query({ email })}`),
   player: (playerId) => call("GET", `/players/${playerId}`),
   measure: (playerId, body) => call("POST", `/players/${playerId}/measures`, { body }),
+  verifyIdentity: (playerId, body) => call("POST", `/players/${playerId}/identity`, { body }),
+  identities: (state) => call("GET", `/identities${query({ state })}`),
+  withdrawals: (state) => call("GET", `/withdrawals${query({ state })}`),
+  approve: (withdrawalId) => call("POST", `/withdrawals/${withdrawalId}/approve`),
+  reject: (withdrawalId, reason) =>
+    call("POST", `/withdrawals/${withdrawalId}/reject`, { body: { reason } }),
   audit: (offset, limit, kind, actor) =>
     call("GET", `/audit${query({ offset, limit, kind, actor })}`),
   checkAudit: () => call("POST", "/audit/check"),

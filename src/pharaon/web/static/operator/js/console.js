@@ -4,11 +4,12 @@ import * as audit from "./audit.js";
 import * as blocks from "./blocks.js";
 import * as players from "./players.js";
 import * as sales from "./sales.js";
+import * as withdrawals from "./withdrawals.js";
 import { api, hasSessionCookie } from "./api.js";
 import { applyStatic, lang, setLang, t } from "./i18n.js";
 import { $, busy, clearMessage, renderMessage, say, state } from "./shared.js";
 
-const SCREENS = { blocks, sales, players, audit };
+const SCREENS = { blocks, sales, players, withdrawals, audit };
 
 function renderLang() {
   applyStatic();

@@ -1,7 +1,8 @@
 // The players screen: search by e-mail, then a player's file (last plays, ledger, deposit
-// limits, a self-exclusion or a suspension in force, the operators' notes); an admin takes a
-// measure on the account there (note, suspend, exclude for days, lift, close), with a reason
-// the player reads on their page.
+// limits, a self-exclusion or a suspension in force, the identity's state, the withdrawals, the
+// operators' notes); an admin verifies the identity there (what the document says, the IBAN)
+// and takes a measure on the account (note, suspend, exclude for days, lift, close), with a
+// reason the player reads on their page.
 
 import { formatCents, formatStake } from "../../js/money.js";
 import { api } from "./api.js";
@@ -67,9 +68,11 @@ function fact(key, value, id = null) {
   return el("div", {}, el("dt", { text: t(key) }), el("dd", { id, text: value }));
 }
 
-/** Closed, suspended (until when) or open, in words. */
+/** Closed, suspended for the banned-gamblers list, suspended (until when) or open, in words.
+ * A match an operator has lifted since (a namesake) reads as the account stands. */
 function standingText(p) {
   if (p.closed_at) return t("standing_closed", { when: formatWhen(p.closed_at) });
+  if (p.banned && p.suspended && !p.suspended_until) return t("standing_banned");
   if (p.suspended) {
     return p.suspended_until
       ? t("standing_excluded", { when: formatWhen(p.suspended_until) })
@@ -133,6 +136,86 @@ function measureForm(player) {
   );
 }
 
+const DOCUMENTS = ["id_card", "passport", "residence_permit"];
+
+/** Provisional (the days left) or verified, in words. */
+function identityText(identity) {
+  if (identity.state === "verified") return t("identity_verified", { when: formatWhen(identity.verified_at) });
+  if (identity.days_left === 0) return t("identity_overdue");
+  return t("identity_provisional", { days: identity.days_left, when: formatWhen(identity.deadline) });
+}
+
+function field(id, key, props = {}) {
+  return el(
+    "div",
+    { class: "field" },
+    el("label", { for: id, text: t(key) }),
+    el("input", { id, required: true, ...props }),
+  );
+}
+
+/** What was seen at the check; or, for an admin while provisional, the form to verify. */
+function identityCard(player, identity, check) {
+  const title = el("h3", { text: t("identity_title") });
+  if (check) {
+    return el(
+      "section",
+      { class: "card", id: "identity-check" },
+      title,
+      el("p", {
+        text: t("identity_seen", {
+          kind: t(`document_${check.document_kind}`),
+          ref: check.document_ref,
+          last: check.last_name,
+          first: check.first_names,
+          birth: check.birth_date,
+          iban: check.iban,
+          when: formatWhen(check.checked_at),
+          operator: check.operator,
+        }),
+      }),
+    );
+  }
+  const kind = el(
+    "select",
+    { id: "identity-kind" },
+    ...DOCUMENTS.map((d) => el("option", { value: d, text: t(`document_${d}`) })),
+  );
+  const submit = el("button", { id: "identity-submit", type: "submit", class: "primary", text: t("identity_submit") });
+  return el(
+    "form",
+    {
+      id: "identity-form",
+      class: "card",
+      hidden: !isAdmin() || identity.state !== "provisional",
+      onsubmit: async (event) => {
+        event.preventDefault();
+        const body = {
+          document_kind: kind.value,
+          document_ref: $("identity-ref").value.trim(),
+          last_name: $("identity-last").value.trim(),
+          first_names: $("identity-first").value.trim(),
+          birth_date: $("identity-birth").value,
+          iban: $("identity-iban").value.trim(),
+        };
+        const done = await busy(submit, () => api.verifyIdentity(player.player_id, body));
+        if (done === undefined) return;
+        say(() => t("identity_done", { id: player.player_id }), "success");
+        await open(player.player_id, false);
+      },
+    },
+    title,
+    el("p", { class: "note", text: t("identity_note") }),
+    el("div", { class: "field" }, el("label", { for: "identity-kind", text: t("identity_kind") }), kind),
+    field("identity-ref", "identity_ref", { maxlength: "40" }),
+    field("identity-last", "identity_last", { maxlength: "100", autocomplete: "off" }),
+    field("identity-first", "identity_first", { maxlength: "200", autocomplete: "off" }),
+    field("identity-birth", "identity_birth", { type: "date" }),
+    field("identity-iban", "identity_iban", { maxlength: "64", autocomplete: "off", spellcheck: "false" }),
+    submit,
+  );
+}
+
 function limitText(cents) {
   return cents === null ? t("no_limit") : formatCents(cents);
 }
@@ -141,7 +224,7 @@ function renderFile() {
   const holder = $("player-file");
   holder.hidden = file === null;
   if (file === null) return;
-  const { player, plays, ledger, limits, notes } = file;
+  const { player, plays, ledger, limits, notes, identity, withdrawals } = file;
   const facts = el(
     "dl",
     { class: "summary" },
@@ -153,6 +236,7 @@ function renderFile() {
       "file-excluded",
     ),
     fact("file_standing", standingText(player), "file-standing"),
+    fact("file_identity", identityText(identity), "file-identity"),
   );
   const limitList = el(
     "ul",
@@ -184,7 +268,25 @@ function renderFile() {
       el("h4", { text: t("limits_title") }),
       limitList,
     ),
+    identityCard(player, identity, file.identity_check),
     measureForm(player),
+    subTable(
+      t("file_withdrawals"),
+      "file-withdrawals",
+      [["col_withdrawal"], ["col_when"], ["col_amount", true], ["col_withdrawal_state"], ["col_reason"], ["col_decided_by"]],
+      withdrawals.map((w) =>
+        el(
+          "tr",
+          { dataset: { state: w.state } },
+          el("td", { text: String(w.withdrawal_id) }),
+          el("td", { text: formatWhen(w.requested_at) }),
+          el("td", { class: "num", text: formatCents(w.amount_cents) }),
+          el("td", { text: t(`withdrawal_${w.state}`) }),
+          el("td", { class: "reason", text: w.reason ?? "—" }),
+          el("td", { text: w.decided_by ?? "—" }),
+        ),
+      ),
+    ),
     subTable(
       t("notes_title"),
       "file-notes",

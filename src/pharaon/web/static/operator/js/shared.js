@@ -65,6 +65,7 @@ function errorText(error) {
   if (error.code === "block_refused") {
     return t("err_code_block_refused", { detail: blockRefusal(error.detail) });
   }
+  if (error.code === "banned") return t("err_code_banned");
   if (error.status === 403) return t("err_code_forbidden");
   if (SAID.has(error.code)) return t(`err_code_${error.code}`);
   return t("err_other", { status: error.status, detail: error.detail });
