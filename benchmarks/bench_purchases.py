@@ -485,7 +485,7 @@ def _sqlite(tmp: Path, run: Run) -> None:
         rss = _rss_mb(server)
     _summary(
         rss, figure=f"SQLite {run.what} per second", values=rates, places=1,
-        goal=run.goal("goal >= 1000"), each="windows", p99s=p99s,
+        goal=run.goal("goal >= 2000"), each="windows", p99s=p99s,
     )  # fmt: skip
 
 

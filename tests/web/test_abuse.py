@@ -74,6 +74,8 @@ def test_a_body_over_the_limit_is_refused_with_413(client: TestClient) -> None:
         "error": "too_large",
         "detail": f"the body must be at most {MAX_BODY_BYTES} bytes",
     }
+    assert r.headers["X-Content-Type-Options"] == "nosniff"  # a refusal is guarded too
+    assert "frame-ancestors 'none'" in r.headers["content-security-policy"]
 
 
 def test_a_chunked_body_over_the_limit_is_refused_with_413(client: TestClient) -> None:
@@ -88,6 +90,7 @@ def test_a_chunked_body_over_the_limit_is_refused_with_413(client: TestClient) -
     )
     assert r.status_code == 413
     assert r.json()["error"] == "too_large"
+    assert r.headers["X-Content-Type-Options"] == "nosniff"
 
 
 def test_a_body_under_the_limit_is_read(client: TestClient) -> None:

@@ -30,7 +30,7 @@ from pharaon.store.engine import make_engine
 from pharaon.store.faults import DatabaseUnavailableError
 from pharaon.web import errors, observe
 from pharaon.web.database import WRITE_TOGETHER, Database
-from pharaon.web.guards import BodyLimit, SecurityHeaders
+from pharaon.web.guards import Guards
 from pharaon.web.routers import (
     audit,
     blocks,
@@ -160,8 +160,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
     # Outermost last: the body cap sees the request first; every answer, a 413 too, gets the
     # security headers, and is counted, timed and logged (with /metrics, web/observe.py).
-    app.add_middleware(BodyLimit)
-    app.add_middleware(SecurityHeaders)
+    app.add_middleware(Guards)
     observe.install(app, metrics, settings)
     return app
 

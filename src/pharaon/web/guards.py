@@ -1,5 +1,5 @@
-"""ASGI middlewares that guard every answer and request: security headers, and a cap on the
-size of request bodies (413 before a body is read whole). Slow or idle clients are cut off by
+"""The ASGI middleware that guards every answer and request: security headers, and a cap on
+the size of request bodies (413 before a body is read whole). Slow or idle clients are cut off by
 the proxy in front (deploy/haproxy.cfg)."""
 
 from __future__ import annotations
@@ -29,33 +29,17 @@ UPLOAD_PATH = "/api/v1/operator/blocks"
 UPLOAD_BODY_BYTES = 256 * 1024 * 1024
 
 
-class SecurityHeaders:
-    """Adds :data:`SECURITY_HEADERS` and the CSP to every HTTP answer (the API's reference at
-    /api/docs included: it is a page of ours, with no inline script and nothing from outside)."""
+class Guards:
+    """Guards every HTTP request and answer, in one layer:
 
-    def __init__(self, app: ASGIApp) -> None:
-        self.app = app
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-
-        added = [*SECURITY_HEADERS, CSP_HEADER]
-
-        async def send_with_headers(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                message["headers"] = [*message.get("headers", ()), *added]
-            await send(message)
-
-        await self.app(scope, receive, send_with_headers)
-
-
-class BodyLimit:
-    """Refuses a request whose body is over :data:`MAX_BODY_BYTES` (:data:`UPLOAD_BODY_BYTES`
-    for a block's upload) with 413 and the one error shape: at once when its Content-Length
-    says so, else as soon as the bytes received pass it. (FastAPI's own cap answers plain text
-    when the Content-Length is over it.)"""
+    - adds :data:`SECURITY_HEADERS` and the CSP to every answer (the API's reference at
+      /api/docs included: it is a page of ours, with no inline script and nothing from outside);
+    - refuses a request whose body is over :data:`MAX_BODY_BYTES` (:data:`UPLOAD_BODY_BYTES`
+      for a block's upload) with 413 and the one error shape: at once when its Content-Length
+      says so, else (a chunked body) as soon as the bytes received pass it. A body within its
+      Content-Length is not watched: the HTTP server reads no more than that. (FastAPI's own
+      cap answers plain text when the Content-Length is over it.)
+    """
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
@@ -65,12 +49,23 @@ class BodyLimit:
             await self.app(scope, receive, send)
             return
         limit = UPLOAD_BODY_BYTES if scope["path"] == UPLOAD_PATH else MAX_BODY_BYTES
-        length = dict(scope["headers"]).get(b"content-length")
+        length = _content_length(scope)
         if length is not None and (not length.isdigit() or int(length) > limit):
-            await _too_large(send, limit)
+            await _too_large(_with_headers(send), limit)
+            return
+        started = False
+
+        async def send_with_headers(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+                message["headers"] = [*message.get("headers", ()), *_ADDED]
+            await send(message)
+
+        if length is not None:  # framed by its length: nothing more to watch
+            await self.app(scope, receive, send_with_headers)
             return
         received = 0
-        started = False
 
         async def counting_receive() -> Message:
             nonlocal received
@@ -81,16 +76,30 @@ class BodyLimit:
                     raise _BodyTooLargeError(limit)
             return message
 
-        async def watching_send(message: Message) -> None:
-            nonlocal started
-            started = started or message["type"] == "http.response.start"
-            await send(message)
-
         try:
-            await self.app(scope, counting_receive, watching_send)
+            await self.app(scope, counting_receive, send_with_headers)
         except _BodyTooLargeError:
             if not started:
-                await _too_large(send, limit)
+                await _too_large(send_with_headers, limit)
+
+
+_ADDED = (*SECURITY_HEADERS, CSP_HEADER)
+
+
+def _content_length(scope: Scope) -> bytes | None:
+    for name, value in scope["headers"]:
+        if name == b"content-length":
+            return bytes(value)
+    return None
+
+
+def _with_headers(send: Send) -> Send:
+    async def sending(message: Message) -> None:
+        if message["type"] == "http.response.start":
+            message["headers"] = [*message.get("headers", ()), *_ADDED]
+        await send(message)
+
+    return sending
 
 
 class _BodyTooLargeError(HTTPException):

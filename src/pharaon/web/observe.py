@@ -170,6 +170,7 @@ class Metrics:
         )
         self._requests: dict[tuple[str, str, int], Any] = {}
         self._latency: dict[tuple[str, str], Any] = {}
+        self._sold: dict[tuple[int, str], tuple[Any, Any]] = {}
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:
         """Count one answered request (label children cached: ``labels`` is slow)."""
@@ -185,11 +186,18 @@ class Metrics:
         histogram.observe(seconds)
 
     def sold(self, stake_cents: int, mode: str) -> None:
-        """Count one unit sold, once its sale is committed: a count that fails (the metrics
-        folder full or gone) is logged, never the buyer's answer."""
+        """Count one unit sold (label children cached), once its sale is committed: a count
+        that fails (the metrics folder full or gone) is logged, never the buyer's answer."""
         try:
-            self.purchases.labels(str(stake_cents), mode).inc()
-            self.stakes.labels(mode).inc(stake_cents)
+            children = self._sold.get((stake_cents, mode))
+            if children is None:
+                children = self._sold[stake_cents, mode] = (
+                    self.purchases.labels(str(stake_cents), mode),
+                    self.stakes.labels(mode),
+                )
+            units, stakes = children
+            units.inc()
+            stakes.inc(stake_cents)
         except OSError as exc:
             _log.warning("a sale was not counted: %s", exc)
 
