@@ -10,6 +10,7 @@ import json
 import secrets
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 import httpx
 import pyotp
 import pytest
-from playwright.sync_api import ConsoleMessage, Page, expect
+from playwright.sync_api import Browser, ConsoleMessage, Page, expect
 
 from pharaon.game.money import format_cents
 from pharaon.pool.blockfile import write_block
@@ -77,6 +78,23 @@ def log_in(page: Page, email: str, secret: str) -> None:
     page.locator("#login-submit").click()
     expect(page.locator("#view-blocks")).to_be_visible()
     expect(page.locator("#who")).to_have_text(email)
+
+
+@contextmanager
+def console_as(browser: Browser, server: Server, email: str) -> Iterator[Page]:
+    """The console logged in as the admin ``email`` (made at its first use), in its own
+    browser profile, closed after."""
+    if email not in server.totp_secrets:
+        server.add_operator(email, "admin")
+    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server.url)
+    context.set_default_timeout(15_000)
+    try:
+        page = context.new_page()
+        page.goto("/operator/")
+        log_in(page, email, server.totp_secrets[email])
+        yield page
+    finally:
+        context.close()
 
 
 def tab(page: Page, name: str) -> None:

@@ -15,7 +15,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import Server
 from tests.browser.helpers import deposit, sign_up, tab
-from tests.browser.test_console import log_in as operator_log_in
+from tests.browser.test_console import console_as
 from tests.browser.test_console import tab as console_tab
 
 pytestmark = pytest.mark.browser
@@ -27,15 +27,8 @@ IBAN = "FR76 3000 6000 0112 3456 7890 189"
 @pytest.fixture
 def console(browser: Browser, server: Server) -> Iterator[Page]:
     """The console as an admin, in its own browser profile."""
-    if ADMIN not in server.totp_secrets:
-        server.add_operator(ADMIN, "admin")
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto("/operator/")
-    operator_log_in(page, ADMIN, server.totp_secrets[ADMIN])
-    yield page
-    context.close()
+    with console_as(browser, server, ADMIN) as page:
+        yield page
 
 
 def _open_file(console: Page, email: str) -> None:

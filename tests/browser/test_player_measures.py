@@ -12,8 +12,7 @@ from playwright.sync_api import Browser, Page, expect
 
 from tests.browser.conftest import Server
 from tests.browser.helpers import PASSWORD, deposit, is_buy, sign_up, tab
-from tests.browser.test_console import log_in as operator_log_in
-from tests.browser.test_console import operator_get
+from tests.browser.test_console import console_as, operator_get
 from tests.browser.test_console import tab as console_tab
 
 pytestmark = pytest.mark.browser
@@ -24,15 +23,8 @@ ADMIN = "measures@example.org"
 @pytest.fixture
 def console(browser: Browser, server: Server) -> Iterator[Page]:
     """The console as an admin, in its own browser profile."""
-    if ADMIN not in server.totp_secrets:
-        server.add_operator(ADMIN, "admin")
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, base_url=server.url)
-    context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto("/operator/")
-    operator_log_in(page, ADMIN, server.totp_secrets[ADMIN])
-    yield page
-    context.close()
+    with console_as(browser, server, ADMIN) as page:
+        yield page
 
 
 def _take(console: Page, email: str, measure: str, reason: str, days: int | None = None) -> None:

@@ -25,7 +25,7 @@ the others go on. Nothing is committed here: the caller commits.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -252,7 +252,8 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
             },
         },
     )
-    found: dict[int, _Buyer] = {}
+    accounts: dict[int, tuple[int, int, datetime | None, datetime | None, datetime | None]] = {}
+    limit_rows: dict[int, list[tuple[limits.LimitRow, int | None]]] = {}
     for (
         player_id,
         account_id,
@@ -266,15 +267,17 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
         effective,
         counted,
     ) in rows:
-        buyer = found.get(int(player_id))
-        if buyer is None:
-            buyer = found[int(player_id)] = _Buyer(
-                int(account_id), int(balance), until, (suspended_at, suspended_until), ()
-            )
+        accounts[player_id] = (account_id, balance, until, suspended_at, suspended_until)
+        found_rows = limit_rows.setdefault(player_id, [])
         if period is not None:
-            row = ((period, amount, pending, effective), None if counted is None else int(counted))
-            found[int(player_id)] = replace(buyer, limit_rows=(*buyer.limit_rows, row))
-    return found
+            window = None if counted is None else int(counted)
+            found_rows.append(((period, amount, pending, effective), window))
+    return {
+        int(player_id): _Buyer(
+            int(account_id), int(balance), until, (since, end), tuple(limit_rows[player_id])
+        )
+        for player_id, (account_id, balance, until, since, end) in accounts.items()
+    }
 
 
 def _refusal(order: Order, buyer: _Buyer, now: datetime) -> ServiceError | None:
