@@ -34,7 +34,6 @@ from pharaon.web.guards import Guards
 from pharaon.web.routers import (
     audit,
     blocks,
-    deposits,
     me,
     meta,
     operator_api,
@@ -43,6 +42,7 @@ from pharaon.web.routers import (
     prizes,
     protection,
     sessions,
+    wallet,
 )
 from pharaon.web.schemas import ERROR_RESPONSES
 
@@ -123,7 +123,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         plays,
         sessions,
         me,
-        deposits,
+        wallet,
         players,
         prizes,
         protection,
