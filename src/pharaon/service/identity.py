@@ -277,6 +277,20 @@ class CheckSeen:
     checked_at: datetime
     operator: str  # the admin's e-mail
 
+    @classmethod
+    def of(cls, document: Document, checked_at: datetime, operator: str) -> CheckSeen:
+        """The check of ``document`` (as :func:`check_document` left it) by ``operator``."""
+        return cls(
+            document.kind,
+            document.ref,
+            document.last_name,
+            document.first_names,
+            document.birth_date,
+            document.iban,
+            checked_at,
+            operator,
+        )
+
 
 def check_of(*, connection: Connection, player_id: int) -> CheckSeen | None:
     """What the admin saw when verifying ``player_id``; None while provisional."""

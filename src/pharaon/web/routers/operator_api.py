@@ -280,16 +280,7 @@ async def verify_identity(
         now=now,
         seen=seen(request, current),
     )
-    return IdentityCheckOut(
-        document_kind=checked.kind,
-        document_ref=checked.ref,
-        last_name=checked.last_name,
-        first_names=checked.first_names,
-        birth_date=checked.birth_date,
-        iban=checked.iban,
-        checked_at=now,
-        operator=current.email,
-    )
+    return IdentityCheckOut(**asdict(identity.CheckSeen.of(checked, now, current.email)))
 
 
 @router.get("/identities")
