@@ -199,9 +199,15 @@ def test_export_and_report(block_file: Path, tmp_path: Path) -> None:
     code, _, _ = _run("export", str(block_file), "--csv", str(tmp_path / "b.csv"))
     assert code == 0
     assert (tmp_path / "b.csv").read_text("ascii").startswith("serial,ticket,prize_cents\n1,")
-    code, _, _ = _run("report", str(block_file), "--out", str(tmp_path / "r"))
+    code, out, _ = _run("report", str(block_file), "--out", str(tmp_path / "r"))
     assert code == 0
     assert (tmp_path / "r" / "index.html").exists()
+    assert re.search(
+        r"^near-misses: (alike|APART: [a-z_0-9, A-Z]+) \(largest gap \d+\.\d\d points\); "
+        r"order tests: (passed|FAILED: .+)$",
+        out,
+        re.MULTILINE,
+    ), out
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 """Statistical tests at the 99 % level: nobody can locate winners by their position in the
-sale order, nor tell winning from losing units by the symbols outside winning combinations.
+sale order, nor tell winning from losing units by the symbols outside winning combinations,
+nor by a near-miss (pharaon.pool.stats.look_alike: each measure within one point).
 
 Blocks come from fixed keys, so each test gives the same answer every run; a biased generator
 fails them (see the control tests, which run the same statistics on a block made biased)."""
@@ -17,18 +18,21 @@ from pharaon.pool.blockfile import Block, read_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
 from pharaon.pool.layout import Plan, lay_out
-from pharaon.pool.stats import free_symbol_counts
+from pharaon.pool.stats import (
+    LOOK_ALIKE_GAP_PP,
+    fairness,
+    free_symbol_counts,
+    look_alike,
+    norm_sf,
+    runs_p,
+    serial_correlation_p,
+)
 from pharaon.pool.streams import KeyStream
 
 from .conftest import OPERATOR, VENDOR
 
 LEVEL = 0.01  # reject "no pattern" below this p-value: a 99 % test
 LAGS = (1, 2, 3, 5, 10)
-
-
-def norm_sf(z: float) -> float:
-    """P(Z > z) for a standard normal Z."""
-    return 0.5 * math.erfc(z / math.sqrt(2))
 
 
 def chi2_sf(x: float, df: int) -> float:
@@ -47,24 +51,6 @@ def chi2_sf(x: float, df: int) -> float:
         total += term
         term *= y / (j + 0.5)
     return math.erfc(math.sqrt(y)) + math.exp(-y) * total
-
-
-def runs_test(x: NDArray[np.bool_]) -> float:
-    """Wald–Wolfowitz runs test: the two-sided p-value of the number of runs."""
-    n1 = int(x.sum())
-    n0 = x.size - n1
-    runs = 1 + int(np.count_nonzero(x[1:] != x[:-1]))
-    mean = 1 + 2 * n1 * n0 / x.size
-    var = 2 * n1 * n0 * (2 * n1 * n0 - x.size) / (x.size**2 * (x.size - 1))
-    z = (runs - mean) / np.sqrt(var)
-    return 2 * norm_sf(abs(float(z)))
-
-
-def serial_correlation_p(x: NDArray[np.float64], lag: int) -> float:
-    """Two-sided p-value of the lag-``lag`` autocorrelation (normal approximation)."""
-    y = x - x.mean()
-    r = float((y[:-lag] * y[lag:]).sum() / (y * y).sum())
-    return 2 * norm_sf(abs(r) * math.sqrt(x.size))
 
 
 def chi_square_p(counts: NDArray[np.int64]) -> float:
@@ -110,7 +96,7 @@ def medium_block() -> Block:
 
 def _check_order(block: Block) -> None:
     winning = block.lots_cents > 0
-    assert runs_test(winning) > LEVEL
+    assert runs_p(winning) > LEVEL
     for lag in LAGS:
         assert serial_correlation_p(winning.astype(np.float64), lag) > LEVEL, lag
         lots = np.log1p(block.lots_cents.astype(np.float64))
@@ -133,7 +119,7 @@ def test_background_symbols_do_not_tell_winners(medium_block: Block) -> None:
 
 def test_control_the_order_tests_catch_winners_bunched(medium_block: Block) -> None:
     winning = np.sort(medium_block.lots_cents > 0)  # losing first, then winners
-    assert runs_test(winning) < LEVEL
+    assert runs_p(winning) < LEVEL
     assert serial_correlation_p(winning.astype(np.float64), 1) < LEVEL
     cycle = np.zeros(100_000, dtype=np.bool_)
     cycle[::4] = True  # every fourth unit wins: few runs are missing, yet a pattern
@@ -150,14 +136,23 @@ def test_control_the_symbol_test_catches_an_unbalanced_fill() -> None:
     assert chi_square_p(counts[:, 0]) < LEVEL
 
 
-def test_near_misses_in_losing_and_winning_units(medium_block: Block) -> None:
-    from pharaon.pool.stats import near_misses
+def test_losing_and_winning_units_look_alike(medium_block: Block) -> None:
+    measures = look_alike(medium_block.units, medium_block.lots_cents > 0)
+    assert len(measures) == 3 + 4 * 6
+    for m in measures:
+        assert m.gap_pp <= LOOK_ALIKE_GAP_PP, m
+    shares = {m.name: m for m in measures}
+    assert 44 < shares["bonus_three"].winning_pct < 47  # the look: the losing units' 45.6 %
 
-    winning = medium_block.lots_cents > 0
-    three, contact = near_misses(medium_block.units)
-    for flag in (three, contact):
-        assert flag[winning].mean() > 0.3
-        assert flag[~winning].mean() > 0.3
+
+def test_control_without_its_look_the_layout_tells_winners() -> None:
+    # The layout alone (no look given): three in contact shows on losers far more often.
+    stream = KeyStream(bytes([4]) * 32)  # a fixed key: a reproducible test
+    plans = [Plan((), ()), Plan((), (0,)), Plan((4,), (2, 1))]  # losing, P group, J line + O Y
+    kinds = np.repeat(np.arange(3), [30_000, 15_000, 15_000])
+    units = lay_out(plans, kinds, layout_stream=stream, fill_stream=stream).units
+    shares = {m.name: m for m in look_alike(units, kinds > 0)}
+    assert shares["bonus_three"].gap_pp > 5 * LOOK_ALIKE_GAP_PP
 
 
 @pytest.mark.slow
@@ -166,3 +161,5 @@ def test_real_blocks_are_fair(real_blocks: dict[int, Path]) -> None:
         block = read_block(path)
         _check_order(block)
         _check_symbols(block)
+        judged = fairness(block.units, block.lots_cents)
+        assert judged.ok, [m for m in judged.measures if not m.alike]

@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 
 from pharaon.game.batch import evaluate_batch
-from pharaon.pool.layout import LayoutError, Plan, lay_out
-from pharaon.pool.stats import winning_cells
+from pharaon.pool.balance import balance
+from pharaon.pool.layout import LOOK_THREE_SHARE, LayoutError, Plan, lay_out, looks
+from pharaon.pool.stats import shows_three, winning_cells
 from pharaon.pool.streams import KeyStream
 
 # P Y O X J S = 0..5
@@ -30,6 +31,22 @@ def test_every_unit_holds_exactly_its_plan() -> None:
         assert (result.line_counts[rows] == plan.line_counts()).all()
         assert (result.bonus_counts[rows] == plan.bonus_counts()).all()
     assert np.array_equal(planned, winning_cells(units))
+
+
+def test_every_unit_shows_the_look_it_was_given_and_keeps_it_through_the_balancing() -> None:
+    stream = KeyStream(bytes([9]) * 32)  # a fixed key: a reproducible test
+    kinds = np.repeat(np.arange(len(PLANS)), 600)
+    look = looks(stream.substream(99), kinds.size)
+    assert abs(look.mean() - LOOK_THREE_SHARE) < 0.03
+    laid = lay_out(PLANS, kinds, layout_stream=stream, fill_stream=stream, look=look)
+    assert np.array_equal(shows_three(laid.units), look == 1)
+    before = laid.units.copy()
+    balance(laid, winning=kinds > 0, stream=stream.substream(98))
+    assert (laid.units != before).any()  # the balancing did change cells
+    assert np.array_equal(shows_three(laid.units), look == 1)
+    result = evaluate_batch(laid.units)
+    for k, plan in enumerate(PLANS):
+        assert (result.line_counts[kinds == k] == plan.line_counts()).all()
 
 
 def test_places_are_drawn_at_random() -> None:

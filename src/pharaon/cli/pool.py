@@ -161,17 +161,28 @@ def export_command(file: Path, csv: Path) -> None:
     help="The directory to write index.html and charts to.",
 )
 def report_command(file: Path, out: Path) -> None:
-    """Write an HTML page with charts: lots against the table, compositions, symbols, order."""
+    """Write an HTML page with charts (lots against the table, compositions, symbols, order)
+    and the near-miss measures and order tests an auditor judges the block by."""
     from pharaon.pool.report import write_report
+    from pharaon.pool.stats import fairness
 
     try:
         with progress_display() as progress:
             block_ = _read(file, progress)
             progress("report", 0, 1)
-            page = write_report(block_, out)
+            judged = fairness(block_.units, block_.lots_cents)
+            page = write_report(block_, out, judged=judged)
             progress("report", 1, 1)
     except BlockFileError as exc:
         fail(str(exc))
     except OSError as exc:
         fail(f"cannot write the report to {out}: {exc.strerror}")
     click.echo(f"wrote {page}")
+    gap = max(m.gap_pp for m in judged.measures)
+    apart = [m.name for m in judged.measures if not m.alike]
+    failed = [t.name for t in judged.order if not t.passed]
+    click.echo(
+        f"near-misses: {'alike' if not apart else 'APART: ' + ', '.join(apart)} "
+        f"(largest gap {gap:.2f} points); order tests: "
+        f"{'passed' if not failed else 'FAILED: ' + ', '.join(failed)}"
+    )

@@ -47,6 +47,10 @@ _FORTY_EIGHT: Final = np.uint64(48)
 _BYTE: Final = np.uint64(0xFF)
 _EIGHT: Final = np.uint64(8)
 _QUICK_DRAWS: Final = 8
+FILL_ORDER: Final = (1, 3, 4, 6, 0, 2, 5, 7)
+"""The words of a unit's cells in the order they are drawn: first the four that hold the bonus
+grid (grid 1's rows 3-4, grid 2's rows 3-4, grid 3's rows 1-2, grid 4's rows 1-2), then the
+others."""
 _STATE: Final = 6
 """[position, exhausted, current word, bytes left in it, attempts at this unit, winner index]"""
 
@@ -97,6 +101,16 @@ def _bonus_ok(cells: Any, want_b: Any, bonus_cells: Any, groups: Any, masks: Any
         if groups[m[s]] != want_b[s]:  # -1 (a group of 5 or more) never matches
             ok = False
     return ok
+
+
+def _shows_three(masks: Any, threes: Any, look_symbols: int) -> int:
+    """1 if the bonus grid (``masks``: its (6,) symbol masks) shows a group of exactly three
+    cells in contact of one of ``look_symbols`` (a bit per symbol), else 0 (``threes``:
+    pharaon.pool.layout.three_table)."""
+    for s in range(6):
+        if (look_symbols >> s) & 1 and threes[masks[s]]:
+            return 1
+    return 0
 
 
 def _grid_masks(words: Any, masks: Any) -> None:
@@ -170,14 +184,16 @@ def _popcount_intrinsic(typingctx: Any, x: Any) -> Any:
 _popcount: Any = intrinsic(_popcount_intrinsic)
 
 
-def _fill(words: Any, buf: Any, st: Any, pair_symbols: Any) -> None:
-    """Draw the 64 cells (``words``: (8,) int64, eight cells each) uniformly: four pairs of
-    symbols from each random word, drawn again if one of its four 16-bit chunks is skipped.
-    (The buffer position is kept in a local: through ``st`` it would cost a store and a load
-    per word.)"""
+def _fill(words: Any, half: int, buf: Any, st: Any, pair_symbols: Any) -> None:
+    """Draw half of the 64 cells (``words``: (8,) int64, eight cells each) uniformly: the four
+    words of FILL_ORDER[4 * half:], four pairs of symbols from each random word, drawn again
+    if one of its four 16-bit chunks is skipped. Half 0 holds the bonus grid: a unit whose
+    bonus grid fails is drawn again before the other half is drawn. (The buffer position is
+    kept in a local: through ``st`` it would cost a store and a load per word.)"""
     pos = st[0]
     end = buf.shape[0]
-    for w in range(8):
+    for i in range(4 * half, 4 * half + 4):
+        w = FILL_ORDER[i]
         while True:
             if pos >= end:
                 st[0] = pos
@@ -293,6 +309,17 @@ def _place(  # noqa: PLR0917  (numba compiles positional arguments only)
     return True
 
 
+def _set_pieces(  # noqa: PLR0917  (numba compiles positional arguments only)
+    cells: Any, k: int, m: int, pieces: Any, chosen: Any, tet_cells: Any, line_cells: Any
+) -> None:
+    """Write plan ``k``'s ``m`` pieces at their places ``chosen`` into ``cells``."""
+    for j in range(m):
+        group = pieces[k, j, 1] == 1
+        for t in range(4):
+            c = tet_cells[chosen[j], t] if group else line_cells[chosen[j], t]
+            cells[c] = pieces[k, j, 0]
+
+
 def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
     kinds: Any,
     first_row: int,
@@ -310,6 +337,9 @@ def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
     bonus_cells: Any,
     lines: Any,
     groups: Any,
+    threes: Any,
+    look_symbols: int,
+    look: Any,
     pair_symbols: Any,
     byte_symbol: Any,
     layout_buf: Any,
@@ -328,6 +358,8 @@ def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
     cells) and ``planned`` (a bit per planned cell);
     ``free[winning, cell class, symbol]`` counts the cells outside planned combinations.
     ``pieces[k, j]`` = (symbol, is_group) of plan k's j-th piece, groups first.
+    ``look[i]``: 1 if unit i must show three cells in contact in the bonus grid (_shows_three),
+    0 if it must not, -1 if either will do.
     """
     n = kinds.shape[0]
     occupied = np.zeros(7, dtype=np.int64)
@@ -355,15 +387,11 @@ def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
                     return i
                 if not placed:
                     continue
-            _fill(words, fill_buf, fill_st, pair_symbols)
+            _fill(words, 0, fill_buf, fill_st, pair_symbols)  # the bonus grid's half
             if fill_st[1]:
                 return i
-            for j in range(m):  # the pieces' cells, then the cells touching a group
-                group = pieces[k, j, 1] == 1
-                for t in range(4):
-                    c = tet_cells[chosen[j], t] if group else line_cells[chosen[j], t]
-                    cells[c] = pieces[k, j, 0]
-            for j in range(m):
+            _set_pieces(cells, k, m, pieces, chosen, tet_cells, line_cells)
+            for j in range(m):  # the cells touching a group
                 if pieces[k, j, 1] != 1:
                     continue
                 for t in range(nbr_lists.shape[1]):
@@ -381,6 +409,12 @@ def _draw_units(  # noqa: PLR0917  (numba compiles positional arguments only)
                             return i
             if not _bonus_ok(cells, want_b[k], bonus_cells, groups, bonus_masks):
                 continue
+            if look[i] >= 0 and _shows_three(bonus_masks, threes, look_symbols) != look[i]:
+                continue
+            _fill(words, 1, fill_buf, fill_st, pair_symbols)  # the other half
+            if fill_st[1]:
+                return i
+            _set_pieces(cells, k, m, pieces, chosen, tet_cells, line_cells)
             if m == 0:
                 if not _any_line(words):
                     _grid_masks(words, grid_masks)  # for the symbol counts below
@@ -428,8 +462,11 @@ def _change_keeps_plan(  # noqa: PLR0917  (numba compiles positional arguments o
     bonus_position: Any,
     lines: Any,
     groups: Any,
+    threes: Any,
+    look_symbols: int,
 ) -> bool:
-    """Whether unit ``w`` (holding exactly its plan) still does with cell ``c`` set to ``b``.
+    """Whether unit ``w`` (holding exactly its plan) still does with cell ``c`` set to ``b``,
+    and shows the same look (three cells in contact in the bonus grid, or not).
 
     Only the masks of the old and the new symbol change, in ``c``'s grid and, for a bonus cell,
     in the bonus grid: the unit keeps its plan if their line and group counts stay the same.
@@ -447,7 +484,17 @@ def _change_keeps_plan(  # noqa: PLR0917  (numba compiles positional arguments o
     bit = 1 << p
     ma = _grid_mask(units, w, 0, bonus_cells, a)
     mb = _grid_mask(units, w, 0, bonus_cells, b)
-    return bool(groups[ma & ~bit] == groups[ma] and groups[mb | bit] == groups[mb])
+    if groups[ma & ~bit] != groups[ma] or groups[mb | bit] != groups[mb]:
+        return False
+    before = False
+    after = False
+    for s in range(6):
+        if not (look_symbols >> s) & 1:
+            continue
+        m = ma if s == a else mb if s == b else _grid_mask(units, w, 0, bonus_cells, s)
+        before = before or threes[m]
+        after = after or threes[m & ~bit if s == a else m | bit if s == b else m]
+    return before == after
 
 
 def _pick(weights: Any, k: int, u: float) -> int:
@@ -481,6 +528,8 @@ def _balance(  # noqa: PLR0917  (numba compiles positional arguments only)
     bonus_position: Any,
     lines: Any,
     groups: Any,
+    threes: Any,
+    look_symbols: int,
     buf: Any,
     st: Any,
     rate: float,
@@ -549,7 +598,17 @@ def _balance(  # noqa: PLR0917  (numba compiles positional arguments only)
                     break
                 r -= 1
         if _change_keeps_plan(
-            units, w, c, b, grid_cells, bonus_cells, bonus_position, lines, groups
+            units,
+            w,
+            c,
+            b,
+            grid_cells,
+            bonus_cells,
+            bonus_position,
+            lines,
+            groups,
+            threes,
+            look_symbols,
         ):
             units[w, c] = b
             deficit[kk, a] += 1.0
@@ -588,9 +647,11 @@ _below = numba.njit(inline="always")(_below)
 _uniform = numba.njit(inline="always")(_uniform)
 _bonus_ok = numba.njit(inline="always")(_bonus_ok)
 _grid_masks = numba.njit(inline="always")(_grid_masks)
+_shows_three = numba.njit(inline="always")(_shows_three)
 _lines_ok = numba.njit(inline="always")(_lines_ok)
 _any_line = numba.njit(inline="always")(_any_line)
 _fill = numba.njit(inline="always")(_fill)
+_set_pieces = numba.njit(inline="always")(_set_pieces)
 _symbol = numba.njit(inline="always")(_symbol)
 _fits = numba.njit(inline="always")(_fits)
 _place = numba.njit(inline="always")(_place)

@@ -9,8 +9,9 @@ probability that follows the surplus left; a picked unit gets a (class, symbol i
 proportion to the surplus, one of its free cells of that class holding that symbol at random,
 and a new symbol among the under-represented ones in proportion to what they lack. The change is
 kept only if the unit still holds exactly its plan (a change touches two symbols' masks in one
-grid and in the bonus grid: their line and group counts must stay the same). Losing units are
-never touched.
+grid and in the bonus grid: their line and group counts must stay the same) and shows the same
+look (pharaon.pool.layout: three in contact in the bonus grid, or not). Losing units are never
+touched.
 """
 
 from __future__ import annotations
@@ -27,8 +28,10 @@ from pharaon.pool.layout import (
     BONUS_ARRAY,
     BONUS_POSITION,
     CELL_CLASS,
+    LOOK_SYMBOLS,
     LaidOut,
     Progress,
+    three_table,
 )
 from pharaon.pool.streams import KeyStream
 
@@ -65,7 +68,8 @@ def balance(
         while True:
             status = _kernels.balance_kernel(
                 laid.units, laid.planned, winners, CELL_CLASS, deficit, _GRID_CELLS,
-                BONUS_ARRAY, BONUS_POSITION, line_table(), bonus_table(), words, state, rate,
+                BONUS_ARRAY, BONUS_POSITION, line_table(), bonus_table(), three_table(),
+                LOOK_SYMBOLS, words, state, rate,
             )  # fmt: skip
             if status >= 0:
                 break

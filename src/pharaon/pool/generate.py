@@ -5,7 +5,9 @@ order nobody can predict.
    are put in sale order by a permutation from the HKDF order sub-key (SHAKE-256).
 2. :func:`pharaon.pool.layout.lay_out` draws every unit in sale order: fill, combinations at
    random places, the game core's tables as judge (layout and fill from ChaCha20 streams of
-   HKDF sub-keys); :func:`pharaon.pool.balance.balance` evens out the background.
+   HKDF sub-keys), each unit with the look its own coin gave it (three cells in contact in the
+   bonus grid or not: the same odds for every unit, those of a losing unit left to itself);
+   :func:`pharaon.pool.balance.balance` evens out the background.
 3. The manifest records the design, the prize table, the counts, the SHA-256 of the units and
    the Merkle root over them.
 4. Self-verification: :func:`pharaon.pool.verify.audit_units` re-evaluates every unit with the
@@ -35,12 +37,12 @@ from pharaon.pool.blockfile import (
 )
 from pharaon.pool.design import Design, canonical, default_design
 from pharaon.pool.keys import SeedKeyError, commitment, new_key, parse_key
-from pharaon.pool.layout import Plan, Progress, lay_out
+from pharaon.pool.layout import Plan, Progress, lay_out, looks
 from pharaon.pool.merkle import leaf_hashes, merkle_root
 from pharaon.pool.seeding import derive_keys, secure_permutation
 from pharaon.pool.verify import audit_units
 
-GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 3)"
+GENERATOR_VERSION: Final = f"pharaon {__version__} (layout 4)"
 
 
 class SelfVerificationError(ValueError):
@@ -108,6 +110,7 @@ def generate_block(
         sale_kinds,
         layout_stream=keys.stream("layout"),
         fill_stream=keys.stream("fill"),
+        look=looks(keys.stream("look"), n),
         progress=progress,
     )
     balance(laid, winning=sale_kinds > 0, stream=keys.stream("balance"), progress=progress)

@@ -1,6 +1,9 @@
 """An HTML page about a block, with charts: lots against the prize table, the composition mix,
 symbol frequencies of the cells outside winning combinations in winning and losing units, and
-where the winners fall along the sale order. Everything shown is recomputed by the evaluator."""
+where the winners fall along the sale order; and two tables an auditor judges the block by: the
+near-miss measures of losing against winning units (each within one point) and the order tests
+of the winners with their p-values (pharaon.pool.stats). Everything shown is recomputed by the
+evaluator."""
 
 from __future__ import annotations
 
@@ -19,7 +22,13 @@ from pharaon.game.batch import evaluate_batch
 from pharaon.game.money import format_cents
 from pharaon.game.rules import rules
 from pharaon.pool.blockfile import Block
-from pharaon.pool.stats import CELL_CLASSES, free_symbol_counts
+from pharaon.pool.stats import (
+    CELL_CLASSES,
+    LOOK_ALIKE_GAP_PP,
+    Fairness,
+    fairness,
+    free_symbol_counts,
+)
 from pharaon.pool.verify import composition_keys, verify_block
 
 _BINS = 100
@@ -32,8 +41,9 @@ def _save(fig: Any, path: Path) -> str:
     return path.name
 
 
-def write_report(block: Block, out: Path | str) -> Path:
-    """Write ``index.html`` and its PNG charts into directory ``out``; returns the page."""
+def write_report(block: Block, out: Path | str, *, judged: Fairness | None = None) -> Path:
+    """Write ``index.html`` and its PNG charts into directory ``out``; returns the page.
+    ``judged``: the block's :func:`pharaon.pool.stats.fairness`, computed here if None."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     m = block.manifest
@@ -110,11 +120,43 @@ def write_report(block: Block, out: Path | str) -> Path:
     charts.append(("Where the winners fall along the sale order", _save(fig, out / "order.png")))
 
     page = out / "index.html"
-    page.write_text(_page(block, check.summary, charts, found), "utf-8")
+    if judged is None:
+        judged = fairness(block.units, lots)
+    page.write_text(_page(block, check.summary, charts, found, judged), "utf-8")
     return page
 
 
-def _page(block: Block, summary: str, charts: list[tuple[str, str]], found: Counter[int]) -> str:
+def _fairness_tables(judged: Fairness) -> str:
+    esc = html.escape
+    measures = "".join(
+        f"<tr><td>{esc(m.label)}</td><td>{m.losing_pct:.2f} %</td><td>{m.winning_pct:.2f} %</td>"
+        f"<td>{m.gap_pp:.2f}</td><td>{'yes' if m.alike else '<b>NO</b>'}</td></tr>"
+        for m in judged.measures
+    )
+    order = "".join(
+        f"<tr><td>{esc(t.label)}</td><td>{t.p_value:.4f}</td>"
+        f"<td>{'passed' if t.passed else '<b>FAILED</b>'}</td></tr>"
+        for t in judged.order
+    )
+    verdict = "they look alike" if judged.ok else "<b>NOT fair by these measures</b>"
+    return f"""<h2 id="look-alike">Near-misses: losing and winning units ({verdict})</h2>
+<p>Each measure in percent of losing and of winning units (or of their lines, pairs or cells,
+away from winning combinations); they must differ by {LOOK_ALIKE_GAP_PP:g} point at most.</p>
+<table><tr><th>measure</th><th>losing</th><th>winning</th><th>gap (points)</th>
+<th>within</th></tr>{measures}</table>
+<h2 id="order-tests">Winners along the sale order: tests</h2>
+<p>Two-sided p-values; a test fails below 0.01 shared among the {len(judged.order)} tests.</p>
+<table><tr><th>test</th><th>p-value</th><th></th></tr>{order}</table>
+"""
+
+
+def _page(
+    block: Block,
+    summary: str,
+    charts: list[tuple[str, str]],
+    found: Counter[int],
+    judged: Fairness,
+) -> str:
     m = block.manifest
     esc = html.escape
     rows = "".join(
@@ -146,6 +188,7 @@ text-align:left}}img{{max-width:100%}}</style></head><body>
 <table>{head}</table>
 <h2>Prize table</h2>
 <table><tr><th>lot</th><th>table</th><th>found</th><th>only by cumulation</th></tr>{rows}</table>
+{_fairness_tables(judged)}
 {figures}
 </body></html>
 """

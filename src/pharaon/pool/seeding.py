@@ -56,12 +56,14 @@ class BlockKeys:
         return "BlockKeys(<secret>)"
 
     def stream(self, purpose: str) -> KeyStream:
-        """The ChaCha20 stream of the ``layout`` or ``fill`` sub-key, or of ``balance``, a key
-        expanded from ``fill`` (cell content only, never the order)."""
+        """The ChaCha20 stream of the ``layout`` or ``fill`` sub-key, of ``balance``, a key
+        expanded from ``fill`` (cell content only, never the order), or of ``look``, a key
+        expanded from ``layout`` (each unit's look)."""
         key = {
             "layout": self.layout,
             "fill": self.fill,
             "balance": hkdf_expand(self.fill, b"balance", _HASH_LEN),
+            "look": hkdf_expand(self.layout, b"look", _HASH_LEN),
         }[purpose]
         return KeyStream(key)
 
