@@ -5,7 +5,9 @@ PostgreSQL."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +17,7 @@ from sqlalchemy import Engine, delete, update
 from pharaon.cli import app
 from pharaon.pool import notes, tlog
 from pharaon.pool.witness import ProofFetcher, RefusedError, Witnessed, judge
-from pharaon.service import transparency
+from pharaon.service import receipts, transparency
 from pharaon.settings import Settings
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import AuditCheckpoint, AuditCosignature, AuditTreeChunk, AuditTreeHead
@@ -29,6 +31,7 @@ STRANGER = notes.Signer("stranger.example/w", bytes(range(1, 33)), kind=notes.CO
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     transparency.load(settings.keys_dir, settings.log_origin, create=True)
+    receipts.load(settings.keys_dir, create=True)
     return settings.model_copy(update={"witness_keys": WITNESS.verifier.vkey})
 
 
@@ -176,7 +179,21 @@ def forge_history(engine: Engine, load: BlockLoader) -> None:
     load(200, number=7)
 
 
-def test_a_rewritten_history_is_refused_by_the_witness_and_the_audit(
+def _check_proof(client: TestClient, player: Player, sold: dict[str, Any], folder: Path) -> str:
+    """``pharaon check-proof`` of the play ``sold`` (the purchase's answer) against its
+    receipt, as the player would run it; its output line."""
+    proof, receipt = folder / "proof.json", folder / "receipt.json"
+    proof.write_text(json.dumps(player.get(f"/plays/{sold['play_id']}/proof").json()))
+    receipt.write_text(json.dumps(sold))
+    key = client.get("/api/v1/receipts/key").json()["public_key"]
+    result = CliRunner().invoke(
+        app, ["check-proof", str(proof), "--receipt", str(receipt), "--receipt-key", key]
+    )
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+def test_a_play_its_receipt_and_proof_then_a_rewritten_history_refused_by_witness_and_audit(
     *,
     tmp_path: Path,
     client: TestClient,
@@ -188,7 +205,13 @@ def test_a_rewritten_history_is_refused_by_the_witness_and_the_audit(
 ) -> None:
     load(100)
     player.deposit(1_000)
-    player.play(100)
+    sold = player.play(100, "auto")
+    assert sold.status_code == 201, sold.text
+    assert sold.json()["receipt"] is not None
+    held = _check_proof(client, player, sold.json(), tmp_path)
+    assert held.startswith(
+        f"good proof: play {sold.json()['play_id']}: unit {sold.json()['serial']} "
+    ), held
     load(300)
     witnessed = _witness(client, None)
     assert witnessed is not None
@@ -210,6 +233,8 @@ def test_a_rewritten_history_is_refused_by_the_witness_and_the_audit(
     assert result.exit_code == 1
     assert "the signed checkpoint of" in result.stderr
     assert "the log was rewritten" in result.stderr
+    # The player's evidence stands on the block's root, not on the log: it still holds.
+    assert _check_proof(client, player, sold.json(), tmp_path) == held
     # A checkpoint not signed by the log's key is refused before the log is read.
     other = notes.Signer("pharaon/audit-log", bytes(range(2, 34))).verifier.vkey
     result = runner.invoke(
