@@ -31,7 +31,7 @@ from sqlalchemy.engine import make_url
 from pharaon.game.modes import Mode
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.service import accounts, limits, loading, passwords, sales, wallet
+from pharaon.service import accounts, approvals, limits, loading, passwords, sales, wallet
 from pharaon.service.clock import utcnow
 from pharaon.service.orders import Order
 from pharaon.settings import Settings
@@ -127,8 +127,11 @@ def main() -> None:
         upgrade(engine)
         block = generate_block(100, design=test_design(UNITS), block_number=1)
         with make_sessionmaker(engine).begin() as session:
-            loading.load_block(
+            block_id = loading.load_block(
                 session=session, block=block, allow_test=True, actor="bench", now=utcnow()
+            )
+            approvals.verify_and_approve(
+                session=session, block_id=block_id, actor="auditor:bench", now=utcnow()
             )
         players = _players(engine, 64)
         _measure(engine, players, 16, 20)  # warm-up: plans, caches

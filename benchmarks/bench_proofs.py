@@ -19,7 +19,7 @@ import warnings
 from pathlib import Path
 
 from pharaon.pool.generate import generate_block
-from pharaon.service import loading
+from pharaon.service import approvals, loading
 from pharaon.service.clock import utcnow
 from pharaon.settings import Settings
 from pharaon.store.engine import make_engine, make_sessionmaker
@@ -58,10 +58,16 @@ def main() -> None:
         upgrade(engine)
         start = time.perf_counter()
         with make_sessionmaker(engine).begin() as session:
-            loading.load_block(
+            block_id = loading.load_block(
                 session=session, block=block, allow_test=True, actor="bench", now=utcnow()
             )
         print(f"load it, with its Merkle tree: {time.perf_counter() - start:.1f} s")
+        start = time.perf_counter()
+        with make_sessionmaker(engine).begin() as session:
+            approvals.verify_and_approve(
+                session=session, block_id=block_id, actor="auditor:bench", now=utcnow()
+            )
+        print(f"verify its stored units and approve it: {time.perf_counter() - start:.1f} s")
         app = create_app(Settings(database_url=url, allow_test_blocks=True), engine=engine)
         with TestClient(app) as client:
             body = {

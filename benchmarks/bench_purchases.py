@@ -53,7 +53,7 @@ from sqlalchemy.engine import make_url
 
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.service import loading
+from pharaon.service import approvals, loading
 from pharaon.service.clock import utcnow
 from pharaon.service.sales_report import sales_report
 from pharaon.settings import Settings
@@ -109,13 +109,16 @@ def _prepare(url: str, units: int, sale_runs: int) -> None:
     for price in (100, 200, 300):
         block = generate_block(price, design=design, block_number=1)
         with make_sessionmaker(engine).begin() as session:
-            loading.load_block(
+            block_id = loading.load_block(
                 session=session,
                 block=block,
                 allow_test=True,
                 actor="bench",
                 now=utcnow(),
                 sale_runs=sale_runs,
+            )
+            approvals.verify_and_approve(
+                session=session, block_id=block_id, actor="auditor:bench", now=utcnow()
             )
     engine.dispose()
 

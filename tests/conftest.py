@@ -20,11 +20,12 @@ import psycopg
 import pytest
 from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session
 
 from pharaon.pool.blockfile import Block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.service import loading
+from pharaon.service import approvals, loading
 from pharaon.service.clock import utcnow
 from pharaon.settings import Settings
 from pharaon.store.engine import make_engine, make_sessionmaker
@@ -120,22 +121,33 @@ def make_block(price_cents: int = 100, *, size: int = 200, number: int = 1) -> B
     return generate_block(price_cents, design=test_design(size), block_number=number)
 
 
+def approved(session: Session, block_id: int) -> int:
+    """Approve loaded block ``block_id`` as ``auditor:test`` (service/approvals.py), so it goes
+    on sale unless a block is open at its price; its id."""
+    approvals.verify_and_approve(
+        session=session, block_id=block_id, actor="auditor:test", now=utcnow()
+    )
+    return block_id
+
+
 BlockLoader = Callable[..., int]
 
 
 @pytest.fixture
 def load(engine: Engine) -> BlockLoader:
-    """``load(price_cents=100, size=200, number=1)``: make and load a test block; its id."""
+    """``load(price_cents=100, size=200, number=1)``: make and load a test block, approved
+    by an auditor (on sale unless a block is open at its price); its id."""
 
     def _load(price_cents: int = 100, *, size: int = 200, number: int = 1) -> int:
         with make_sessionmaker(engine).begin() as session:
-            return loading.load_block(
+            block_id = loading.load_block(
                 session=session,
                 block=make_block(price_cents, size=size, number=number),
                 allow_test=True,
                 actor="test",
                 now=utcnow(),
             )
+            return approved(session, block_id)
 
     return _load
 

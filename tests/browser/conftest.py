@@ -26,6 +26,9 @@ from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 from pharaon.pool.blockfile import write_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
+from pharaon.service import approvals
+from pharaon.service.clock import utcnow
+from pharaon.store.engine import make_engine, make_sessionmaker
 
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -79,8 +82,9 @@ class Server:
             pytest.fail(f"pharaon {' '.join(args)} failed: {done.stderr.strip()}")
         return done.stdout
 
-    def load_block(self, price_cents: int, number: int) -> int:
-        """Make a test block at ``price_cents`` and load it; its block id."""
+    def load_block(self, price_cents: int, number: int, *, approve: bool = True) -> int:
+        """Make a test block at ``price_cents`` and load it, approved by ``auditor:test``
+        through the service unless not ``approve``; its block id."""
         path = self.blocks_dir / f"block-{price_cents}-{number}.parquet"
         block = generate_block(price_cents, design=test_design(BLOCK_SIZE), block_number=number)
         write_block(block, path)
@@ -88,8 +92,19 @@ class Server:
         found = re.search(r"loaded block (\d+)", out)
         if found is None:
             pytest.fail(f"pharaon blocks load said: {out!r}")
-        self.blocks[price_cents] = int(found.group(1))
-        return self.blocks[price_cents]
+        block_id = int(found.group(1))
+        if not approve:
+            return block_id
+        engine = make_engine(self.database_url)
+        try:
+            with make_sessionmaker(engine).begin() as session:
+                approvals.verify_and_approve(
+                    session=session, block_id=block_id, actor="auditor:test", now=utcnow()
+                )
+        finally:
+            engine.dispose()
+        self.blocks[price_cents] = block_id
+        return block_id
 
     def add_operator(self, email: str, role: str) -> str:
         """Add an operator (password OPERATOR_PASSWORD) with ``pharaon operators add``, as an

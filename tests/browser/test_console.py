@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import secrets
+import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -71,10 +72,25 @@ def console(page: Page) -> Iterator[Page]:
     assert not messages, f"CSP messages: {messages}"
 
 
+_USED_CODES: dict[str, str] = {}
+
+
+def _fresh_code(secret: str) -> str:
+    """A TOTP code of ``secret`` not yet sent from this process: the server refuses a code
+    used once (a replay), so a second log-in in the same 30 s waits for the next code."""
+    totp = pyotp.TOTP(secret)
+    code = totp.now()
+    while _USED_CODES.get(secret) == code:
+        time.sleep(0.5)
+        code = totp.now()
+    _USED_CODES[secret] = code
+    return code
+
+
 def log_in(page: Page, email: str, secret: str) -> None:
     page.fill("#login-email", email)
     page.fill("#login-password", OPERATOR_PASSWORD)
-    page.fill("#login-totp", pyotp.TOTP(secret).now())
+    page.fill("#login-totp", _fresh_code(secret))
     page.locator("#login-submit").click()
     expect(page.locator("#view-blocks")).to_be_visible()
     expect(page.locator("#who")).to_have_text(email)

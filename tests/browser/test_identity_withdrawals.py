@@ -53,7 +53,9 @@ def _verify(console: Page, iban: str) -> int:
 
 def _withdraw(page: Page, euros: str) -> dict[str, object]:
     page.fill("#withdrawal-amount", euros)
-    with page.expect_response(lambda r: r.url.endswith("/api/v1/withdrawals")) as answer:
+    with page.expect_response(
+        lambda r: r.url.endswith("/api/v1/withdrawals") and r.request.method == "POST"
+    ) as answer:
         page.locator("#withdrawal-submit").click()
     assert answer.value.status == 201, answer.value.text()
     body: dict[str, object] = answer.value.json()

@@ -36,7 +36,7 @@ from pharaon.service.orders import Order
 from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
-from tests.conftest import make_block
+from tests.conftest import approved, make_block
 from tests.ops.proxy import DEPLOY
 from tests.service.helpers import buy, funded_player
 from tests.web.cluster import Cluster, skip_or_fail
@@ -165,12 +165,15 @@ def _pharaon_database(cluster: Cluster) -> str:
     try:
         upgrade(engine)
         with make_sessionmaker(engine).begin() as session:
-            loading.load_block(
-                session=session,
-                block=make_block(100, size=BLOCK_SIZE),
-                allow_test=True,
-                actor="test",
-                now=utcnow(),
+            approved(
+                session,
+                loading.load_block(
+                    session=session,
+                    block=make_block(100, size=BLOCK_SIZE),
+                    allow_test=True,
+                    actor="test",
+                    now=utcnow(),
+                ),
             )
     finally:
         engine.dispose()

@@ -10,6 +10,7 @@ from pharaon.game.unit import Unit
 from pharaon.pool.blockfile import Block
 from pharaon.pool.stats import (
     ORDER_TESTS,
+    fairness,
     free_symbol_counts,
     look_alike,
     order_tests,
@@ -138,3 +139,13 @@ def test_runs_and_serial_tests_see_patterns_and_pass_shuffles() -> None:
     assert len(tests) == ORDER_TESTS
     assert not all(t.passed for t in tests)
     assert all(t.passed for t in order_tests(fair, np.where(fair, 100, 0).astype(np.int64)))
+
+
+def test_a_block_whose_order_tests_fail_still_looks_alike(small_block: Block) -> None:
+    bunched = np.argsort(small_block.lots_cents == 0, kind="stable")  # the winners first
+    units, lots = small_block.units[bunched], small_block.lots_cents[bunched]
+    judged, fair = fairness(units, lots), fairness(small_block.units, small_block.lots_cents)
+    assert [m.gap_pp for m in judged.measures] == [m.gap_pp for m in fair.measures]
+    assert judged.alike == fair.alike
+    assert not judged.ok
+    assert judged.as_json()["order_test_level"] == pytest.approx(0.01 / ORDER_TESTS)

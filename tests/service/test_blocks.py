@@ -18,13 +18,17 @@ from pharaon.service.clock import utcnow
 from pharaon.service.errors import BlockRefusedError, ConflictError, InvalidError, NotFoundError
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block, UnitRow
-from tests.conftest import BlockLoader, make_block
+from tests.conftest import BlockLoader, approved, make_block
 
 
 def _load(engine: Engine, block: BlockData, *, allow_test: bool = True) -> int:
+    """Load ``block`` and approve it (an auditor's)."""
     with make_sessionmaker(engine).begin() as session:
-        return loading.load_block(
-            session=session, block=block, allow_test=allow_test, actor="test", now=utcnow()
+        return approved(
+            session,
+            loading.load_block(
+                session=session, block=block, allow_test=allow_test, actor="test", now=utcnow()
+            ),
         )
 
 
@@ -94,7 +98,7 @@ def test_load_file(engine: Engine, tmp_path: Path) -> None:
                 actor="t",
                 now=utcnow(),
             )
-    assert _states(engine) == {block_id: "open"}
+    assert _states(engine) == {block_id: "loaded"}  # until an auditor approves it
 
 
 def test_one_open_block_per_price_and_deactivation(engine: Engine, load: BlockLoader) -> None:

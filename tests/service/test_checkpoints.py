@@ -76,7 +76,14 @@ def test_a_block_load_takes_a_checkpoint_which_is_published(
     r = client.get("/api/v1/audit/checkpoints")
     assert r.status_code == 200, r.text
     found = r.json()
-    assert [c["why"] for c in found] == ["daily", "block_loaded", "block_loaded"]
+    # each load (the fixture's) approved at once by an auditor: a checkpoint each
+    assert [c["why"] for c in found] == [
+        "daily",
+        "block_loaded",
+        "block_approved",
+        "block_loaded",
+        "block_approved",
+    ]
     with make_sessionmaker(engine)() as session:
         head = audit.head(connection=session.connection())
         hashes = {
@@ -101,7 +108,7 @@ def test_the_daily_checkpoint_is_taken_once_a_day(engine: Engine, load: BlockLoa
         reasons = session.execute(
             select(AuditCheckpoint.reason).order_by(AuditCheckpoint.id)
         ).scalars()
-        assert list(reasons) == ["block_loaded", "daily"]
+        assert list(reasons) == ["block_loaded", "block_approved", "daily"]
 
 
 def test_a_rewritten_chain_is_caught_by_its_checkpoints(

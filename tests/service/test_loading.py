@@ -104,12 +104,17 @@ def test_a_duplicate_is_found_by_its_identity_or_by_its_units(db: Transactions) 
     with pytest.raises(BlockRefusedError, match="already loaded"):
         _load(db, renumbered)
     assert _blocks(db) == 1
-    # The first is on sale; another number with its own units loads, and waits for it.
+    # Another number with its own units loads; neither opens before an auditor approves it.
     second = _load(db, make_block(100, size=40, number=2))
     states = db.read(
-        lambda connection: dict(connection.execute(select(Block.id, Block.state)).all())
+        lambda connection: connection.execute(
+            select(Block.id, Block.state, Block.loaded_by, Block.approved_at).order_by(Block.id)
+        ).all()
     )
-    assert states == {first: "open", second: "loaded"}
+    assert [tuple(row) for row in states] == [
+        (first, "loaded", "ops", None),
+        (second, "loaded", "ops", None),
+    ]
 
 
 def test_a_block_of_another_game_is_refused(db: Transactions) -> None:

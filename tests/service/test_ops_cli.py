@@ -39,7 +39,7 @@ def test_upgrade_load_list_deactivate_audit(database_url: str, tmp_path: Path) -
     code, out, _ = _run("blocks", "list", "--database-url", database_url)
     assert code == 0
     assert "E1/4 (test)" in out
-    assert "open" in out
+    assert "loaded, awaiting approval" in out
     assert "0/30" in out
     code, out, _ = _run(
         "blocks", "deactivate", "1", "--reason", "test run", "--database-url", database_url

@@ -19,7 +19,7 @@ from pharaon.service.orders import Order
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import MerkleChunk
 from pharaon.store.transactions import Transactions
-from tests.conftest import make_block
+from tests.conftest import approved, make_block
 from tests.service.helpers import buy, funded_player
 
 SIZE = 260  # two chunks of leaves, and levels where the last node has no sibling
@@ -30,6 +30,7 @@ def block(db: Transactions) -> tuple[int, Block]:
     """A loaded block of :data:`SIZE` units at 1 €: its id, and the block as made."""
     made = make_block(100, size=SIZE)
     block_id = db.write(loading.load_block, block=made, allow_test=True, actor="test", now=utcnow())
+    db.write(approved, block_id=block_id)
     return block_id, made
 
 

@@ -18,7 +18,7 @@ from pharaon.service.clock import utcnow
 from pharaon.service.loading import load_block
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block, SaleRun
-from tests.conftest import make_block
+from tests.conftest import approved, make_block
 
 WAIT = 60.0
 
@@ -32,13 +32,16 @@ def _runs_cover_the_blocks(connection: Connection) -> bool:
 
 def _load(engine: Engine, *, size: int, sale_runs: int, number: int = 1) -> int:
     with make_sessionmaker(engine).begin() as session:
-        return load_block(
-            session=session,
-            block=make_block(100, size=size, number=number),
-            allow_test=True,
-            actor="test",
-            now=utcnow(),
-            sale_runs=sale_runs,
+        return approved(
+            session,
+            load_block(
+                session=session,
+                block=make_block(100, size=size, number=number),
+                allow_test=True,
+                actor="test",
+                now=utcnow(),
+                sale_runs=sale_runs,
+            ),
         )
 
 

@@ -22,7 +22,7 @@ from pharaon.service import loading
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
-from tests.conftest import make_block
+from tests.conftest import approved, make_block
 from tests.web.live import LiveServer
 from tests.web.test_live import SLOW, Buyer, _check_books, _sign_up
 
@@ -63,12 +63,15 @@ def _database(url: str) -> Engine:
     engine = make_engine(url)
     upgrade(engine)
     with make_sessionmaker(engine).begin() as session:
-        loading.load_block(
-            session=session,
-            block=make_block(100, size=200),
-            allow_test=True,
-            actor="t",
-            now=utcnow(),
+        approved(
+            session,
+            loading.load_block(
+                session=session,
+                block=make_block(100, size=200),
+                allow_test=True,
+                actor="t",
+                now=utcnow(),
+            ),
         )
     return engine
 

@@ -33,7 +33,7 @@ from pharaon.store.tables import Player as PlayerRow
 from pharaon.web.app import create_app
 from pharaon.web.jsonlog import ACCESS_LOGGER, JsonFormatter
 from pharaon.web.routers import meta
-from tests.conftest import BlockLoader, Player, make_block
+from tests.conftest import BlockLoader, Player, approved, make_block
 from tests.web.cluster import Cluster
 from tests.web.test_live import _sign_up
 from tests.web.test_operator_api import _log_in, _operator
@@ -314,12 +314,15 @@ def served(
     engine = make_engine(url)
     upgrade(engine)
     with make_sessionmaker(engine)() as session, session.begin():
-        loading.load_block(
-            session=session,
-            block=make_block(100, size=60),
-            allow_test=True,
-            actor="t",
-            now=utcnow(),
+        approved(
+            session,
+            loading.load_block(
+                session=session,
+                block=make_block(100, size=60),
+                allow_test=True,
+                actor="t",
+                now=utcnow(),
+            ),
         )
     engine.dispose()
     log = tmp_path / "serve.log"

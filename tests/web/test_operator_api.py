@@ -176,6 +176,13 @@ def test_upload_a_block_and_read_a_player(
     assert upload(admin, path.read_bytes()).status_code == 409
 
     player.deposit(500)
+    assert player.play(100).status_code == 503  # loaded: off sale until an auditor approves
+    auditor = _log_in(
+        client, "aud@example.org", _operator(engine, settings, "aud@example.org", "auditor")
+    )
+    block_id = loaded.json()["block_id"]
+    approved = client.post(f"/api/v1/operator/blocks/{block_id}/approval", headers=auditor)
+    assert approved.status_code == 201, approved.text
     assert player.play(100).status_code == 201
     found = client.get("/api/v1/operator/players", params={"email": "ANA@"}, headers=analyst)
     assert [p["player_id"] for p in found.json()] == [player.player_id]

@@ -205,7 +205,10 @@ def test_first_start_loads_one_block_per_price(tmp_path: Path) -> None:
         assert f"wrote the {who} key to {path}" in log.read_text()
     with sqlite3.connect(tmp_path / "first.db") as db:
         manifests = [json.loads(m) for (m,) in db.execute("SELECT manifest_json FROM blocks")]
+        approvals = db.execute("SELECT state, loaded_by, approved_by FROM blocks").fetchall()
     assert len(manifests) == 3
+    # The demo's one exception: the server approves its own first blocks, as an auditor would.
+    assert set(approvals) == {("open", "operator:first-start", "auditor:first-start")}
     for who, path in keys.items():
         key = read_key_file(path, who)
         assert {m[f"{who}_key_commitment"] for m in manifests} == {commitment(key)}

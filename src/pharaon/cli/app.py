@@ -38,6 +38,7 @@ COMMANDS: Final = {
     "export": "pool",
     "report": "pool",
     "check-proof": "proofs",
+    "reproduce": "reproduce",
     "witness": "witness",
 }
 

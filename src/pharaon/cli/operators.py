@@ -30,12 +30,15 @@ as_operator_option = click.option(
 )
 
 
-def acting(db: Transactions, as_email: str | None, *, admin: bool) -> str:
+def acting(db: Transactions, as_email: str | None, *, admin: bool, auditor: bool = False) -> str:
     """The audit actor for a CLI action ``--as`` ``as_email``; fails (one line) when the
-    operator is unknown, missing while operators exist, or not an admin when ``admin``."""
+    operator is unknown, missing while operators exist (or at all when ``auditor``), or not an
+    admin when ``admin``, not an auditor when ``auditor``."""
     from pharaon.service import operators
     from pharaon.service.errors import ServiceError
 
+    if as_email is None and auditor:
+        fail("only an auditor may do this: say who you are with --as EMAIL")
     if as_email is None:
         if db.read(operators.any_operator):
             fail("operators exist: say who you are with --as EMAIL")
@@ -44,6 +47,8 @@ def acting(db: Transactions, as_email: str | None, *, admin: bool) -> str:
         current = db.read(operators.by_email, email=as_email)
         if admin:
             operators.require_admin(current)
+        if auditor:
+            operators.require_auditor(current)
     except ServiceError as exc:
         fail(exc.detail)
     return current.actor
@@ -51,7 +56,11 @@ def acting(db: Transactions, as_email: str | None, *, admin: bool) -> str:
 
 @operators_app.command("add")
 @click.argument("email", help="The operator's e-mail (their log-in name).")
-@click.option("--role", required=True, help="admin (reads and acts) or analyst (reads).")
+@click.option(
+    "--role",
+    required=True,
+    help="admin (reads and acts), analyst (reads) or auditor (reads, approves blocks for sale).",
+)
 @as_operator_option
 @database_url_option
 def operators_add(email: str, role: str, as_email: str | None, database_url: str | None) -> None:

@@ -1,4 +1,5 @@
-"""Operator commands: ``db upgrade``, ``blocks load/list/deactivate``, ``serve``, ``audit``."""
+"""Operator commands: ``db upgrade``, ``blocks load/approve/list/deactivate``, ``serve``,
+``audit``."""
 
 from __future__ import annotations
 
@@ -26,10 +27,13 @@ if TYPE_CHECKING:
 
 db_app = Group("db", help="The database: schema migrations.", no_args_is_help=True)
 blocks_app = Group(
-    "blocks", help="Blocks of game units: load, list, deactivate.", no_args_is_help=True
+    "blocks", help="Blocks of game units: load, approve, list, deactivate.", no_args_is_help=True
 )
 app.add_command(db_app)
 app.add_command(blocks_app)
+# An approval refused (no such block, a copy that differs, a failed verification): nothing
+# changed.
+REFUSED = 1
 
 
 @db_app.command("upgrade")
@@ -74,12 +78,79 @@ def blocks_load(file: Path, as_email: str | None, database_url: str | None) -> N
         except ServiceError as exc:
             fail(exc.detail)
     click.echo(f"loaded block {block_id}")
+    click.echo(
+        f"it goes on sale once an auditor approves it: pharaon blocks approve {block_id} "
+        "--as AUDITOR_EMAIL",
+        err=True,
+    )
+
+
+@blocks_app.command("approve")
+@click.argument("block_id", type=int, help="The loaded block's id (see `blocks list`).")
+@click.option(
+    "--file",
+    type=click.Path(path_type=Path),
+    help="The auditor's own copy of the block file: verified, and its units SHA-256 and "
+    "Merkle root checked against the loaded block's.",
+)
+@as_operator_option
+@database_url_option
+def blocks_approve(
+    block_id: int, file: Path | None, as_email: str | None, database_url: str | None
+) -> None:
+    """As an auditor (not the operator who loaded it): verify a loaded block's stored units
+    and approve it for sale; the approval and its figures go to the audit log."""
+    from pharaon.service import approvals, blocks
+    from pharaon.service.clock import utcnow
+    from pharaon.service.errors import ServiceError
+
+    settings = settings_for(database_url)
+    with database_for(settings) as db:
+        actor = acting(db, as_email, admin=False, auditor=True)
+        loaded = {b.block_id: b for b in db.read(blocks.published_blocks)}.get(block_id)
+        if loaded is None:
+            fail(f"no block with id {block_id}", REFUSED)
+        if file is not None:
+            _check_copy(file, loaded.units_sha256, loaded.merkle_root, block_id)
+        try:
+            figures = db.read(approvals.verify_loaded, block_id=block_id)
+            state = db.write(
+                approvals.approve, block_id=block_id, actor=actor, figures=figures, now=utcnow()
+            )
+        except ServiceError as exc:
+            fail(exc.detail, REFUSED)
+    on_sale = "on sale" if state == "open" else "next on sale at its price"
+    click.echo(f"block {block_id} approved ({on_sale}): {figures.summary}")
+
+
+def _check_copy(file: Path, units_sha256: str, merkle_root: str, block_id: int) -> None:
+    """Fail (one line) unless the block file ``file`` passes verification and holds the units
+    of the loaded block (its units SHA-256 and Merkle root)."""
+    from pharaon.pool.blockfile import BlockFileError, read_block
+    from pharaon.pool.verify import verify_block
+
+    try:
+        block = read_block(file)
+    except BlockFileError as exc:
+        fail(f"{file}: {exc}", REFUSED)
+    with progress_display() as progress:
+        report = verify_block(block, progress=progress)
+    if not report.ok:
+        fail(f"{file} fails verification: {report.problems[0]}", REFUSED)
+    m = block.manifest
+    if (m.units_sha256, m.merkle_root) != (units_sha256, merkle_root):
+        fail(
+            f"{file} is not loaded block {block_id}: its units SHA-256 or Merkle root differs "
+            "from the loaded block's",
+            REFUSED,
+        )
 
 
 @blocks_app.command("list")
 @database_url_option
 def blocks_list(database_url: str | None) -> None:
-    """The blocks: state, units sold, remaining lots by amount."""
+    """The blocks: state (a loaded one awaiting an auditor's approval said so), units sold,
+    remaining lots by amount."""
     from rich.console import Console
     from rich.table import Table
 
@@ -93,6 +164,8 @@ def blocks_list(database_url: str | None) -> None:
         lots = ", ".join(f"{n}×{format_cents(lot)}" for lot, n in b.remaining_lots)
         name = f"{b.emission}/{b.block_number}" + (" (test)" if b.is_test else "")
         state = b.state if b.deactivation_reason is None else f"{b.state}: {b.deactivation_reason}"
+        if b.state == "loaded" and b.approved_by is None:
+            state = "loaded, awaiting approval"
         table.add_row(
             str(b.block_id),
             name,
@@ -275,15 +348,19 @@ def _first_start(db: Transactions, settings: Settings) -> None:
     keys are kept in files under ``settings.keys_dir``, so the blocks can be made again. Once
     per deployment: a server that starts beside another waits, then finds the blocks loaded."""
     from pharaon.service import loading
+    from pharaon.service.errors import ServiceError
 
     if not db.read(loading.has_blocks):
-        db.write(_load_first_blocks, settings=settings)
+        try:
+            db.write(_load_first_blocks, settings=settings)
+        except ServiceError as exc:  # a generator's or a design's fault: nothing is kept
+            fail(f"first start: {exc.detail}", code=1)
 
 
 def _load_first_blocks(*, session: Session, settings: Settings) -> None:
     from pharaon.game.rules import rules
     from pharaon.pool.generate import generate_block
-    from pharaon.service import loading, receipts, transparency
+    from pharaon.service import approvals, loading, receipts, transparency
     from pharaon.service.clock import utcnow
 
     if not loading.begin_first_start(session=session):
@@ -297,7 +374,7 @@ def _load_first_blocks(*, session: Session, settings: Settings) -> None:
         for price in rules().prices_cents:
             shown = prefixed(progress, f"{format_cents(price)} ")
             block = generate_block(price, vendor_key=vendor, operator_key=operator, progress=shown)
-            loading.load_block(
+            block_id = loading.load_block(
                 session=session,
                 block=block,
                 allow_test=settings.allow_test_blocks,
@@ -305,6 +382,11 @@ def _load_first_blocks(*, session: Session, settings: Settings) -> None:
                 now=utcnow(),
                 progress=shown,
                 sale_runs=settings.sale_runs,
+            )
+            # The demo's one exception to an auditor's sign-off (docs/operations.md): the
+            # server verifies its own first blocks and approves them, under its own name.
+            approvals.verify_and_approve(
+                session=session, block_id=block_id, actor="auditor:first-start", now=utcnow()
             )
 
 

@@ -1,10 +1,11 @@
 """The operator's blocks: list, deactivate, open the next, and what is left to win.
 
 A block is ``loaded``, then ``open`` (on sale; at most one per price), then ``sold_out``; or
-``deactivated`` by the operator. When the open block at a price sells out, the next loaded one
-at that price (lowest id) opens. Loading is in :mod:`pharaon.service.loading` (it needs the
-block factory, which the server does not). Each function works in the caller's transaction and
-neither commits nor rolls back: the caller owns the unit of work.
+``deactivated`` by the operator. A loaded block opens only once an auditor approved it
+(:mod:`pharaon.service.approvals`): when the open block at a price sells out, the next loaded
+and approved one at that price (lowest id) opens. Loading is in :mod:`pharaon.service.loading`
+(it needs the block factory, which the server does not). Each function works in the caller's
+transaction and neither commits nor rolls back: the caller owns the unit of work.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ class BlockSummary:
     sold: int
     remaining_lots: tuple[tuple[int, int], ...]  # (lot_cents, units left), largest first
     deactivation_reason: str | None
+    loaded_by: str | None = None  # the audit actor who loaded it (None before migration 0009)
+    approved_at: datetime | None = None  # None: awaiting an auditor's approval
+    approved_by: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,20 +125,25 @@ def sold_units(connection: Connection, block_ids: Iterable[int] | None = None) -
 
 
 def open_next(session: Session, *, price_cents: int) -> int | None:
-    """Open the next loaded block at ``price_cents`` if none is open; its id, or None."""
+    """Open the next loaded and approved block at ``price_cents`` if none is open; its id, or
+    None."""
     open_id = session.execute(
         select(Block.id).where(Block.price_cents == price_cents, Block.state == "open")
     ).scalar_one_or_none()
     if open_id is not None:
         return int(open_id)
     next_id = session.execute(
-        select(func.min(Block.id)).where(Block.price_cents == price_cents, Block.state == "loaded")
+        select(func.min(Block.id)).where(
+            Block.price_cents == price_cents,
+            Block.state == "loaded",
+            Block.approved_at.is_not(None),
+        )
     ).scalar_one_or_none()
     if next_id is None:
         return None
     opened = session.execute(
         update(Block)
-        .where(Block.id == next_id, Block.state == "loaded")
+        .where(Block.id == next_id, Block.state == "loaded", Block.approved_at.is_not(None))
         .values(state="open")
         .returning(Block.id)
     ).scalar_one_or_none()
@@ -190,22 +199,29 @@ def list_blocks(*, connection: Connection) -> list[BlockSummary]:
             sold=sold.get(b.id, 0),
             remaining_lots=tuple(remaining[b.id]),
             deactivation_reason=b.deactivation_reason,
+            loaded_by=b.loaded_by,
+            approved_at=b.approved_at,
+            approved_by=b.approved_by,
         )
         for b in blocks
     ]
 
 
 def remaining_prizes(*, connection: Connection, stake_cents: int) -> list[tuple[int, int]]:
-    """(lot_cents, units left) in the block on sale at ``stake_cents`` (or the next to open),
-    largest first; empty when nothing is left to sell at that price. The lots a block holds
-    never change and its sales only grow, so the statements need no common snapshot."""
+    """(lot_cents, units left) in the block on sale at ``stake_cents`` (or the next to open:
+    an approved one), largest first; empty when nothing is left to sell at that price. The
+    lots a block holds never change and its sales only grow, so the statements need no common
+    snapshot."""
     try:
         rules().multiplier(stake_cents)
     except ValueError as exc:
         raise InvalidError(str(exc)) from exc
     block_id = connection.execute(
         select(Block.id)
-        .where(Block.price_cents == stake_cents, Block.state.in_(("open", "loaded")))
+        .where(
+            Block.price_cents == stake_cents,
+            (Block.state == "open") | ((Block.state == "loaded") & Block.approved_at.is_not(None)),
+        )
         .order_by((Block.state == "open").desc(), Block.id)
         .limit(1)
     ).scalar_one_or_none()

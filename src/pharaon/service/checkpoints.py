@@ -1,5 +1,5 @@
 """Checkpoints of the audit chain: its head (sequence and hash, never a player's data) taken at
-each block load and at least daily, and published (``GET /api/v1/audit/checkpoints``).
+each block load and approval and at least daily, and published (``GET /api/v1/audit/checkpoints``).
 
 Whoever keeps a copy of a checkpoint can tell later that the chain still passes through it
 (:func:`pharaon.service.audit.run_audit` checks the stored ones, and copies given to it): a chain
@@ -38,7 +38,7 @@ class Checkpoint:
     seq: int
     sha256: str
     taken_at: datetime
-    reason: str  # block_loaded, daily
+    reason: str  # block_loaded, block_approved, keys_revealed, daily
     root: str | None = None  # hex: the Merkle tree's over records 1..seq (None: not yet)
 
 

@@ -86,6 +86,12 @@ class NotFoundError(ServiceError):
     code = "not_found"
 
 
+class NotRevealedError(NotFoundError):
+    """A block whose keys are not published (yet): service/revealed_keys.py."""
+
+    code = "not_revealed"
+
+
 class ConflictError(ServiceError):
     code = "conflict"
 
@@ -114,3 +120,9 @@ class BlockRefusedError(ServiceError):
     """An operator's block file that cannot be loaded."""
 
     code = "block_refused"
+
+
+class VerificationFailedError(ConflictError):
+    """An approval of a block whose verification of its stored units failed."""
+
+    code = "verification_failed"

@@ -2,7 +2,8 @@
 allowed) or already loaded; its units bulk-loaded (:func:`pharaon.store.dialect.copy_rows`)
 with the block row, its prize counts, its Merkle tree (for the players' proofs), an
 audit record and a checkpoint of the audit chain, all in the caller's transaction (the caller
-commits, or rolls back what a refusal or an error left half done)."""
+commits, or rolls back what a refusal or an error left half done). A loaded block waits for
+an auditor's approval before it goes on sale (:mod:`pharaon.service.approvals`)."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from pharaon.game.rules import rules
 from pharaon.pool.blockfile import Block as BlockData
 from pharaon.pool.blockfile import BlockFileError, read_block
 from pharaon.pool.verify import verify_block
-from pharaon.service import audit, checkpoints, runs, trees
-from pharaon.service.blocks import Progress, open_next
+from pharaon.service import audit, checkpoints, revealed_keys, runs, trees
+from pharaon.service.blocks import Progress
 from pharaon.service.errors import BlockRefusedError
 from pharaon.store.dialect import copy_rows, once_per_deployment
 from pharaon.store.tables import Block, BlockPrize
@@ -76,7 +77,8 @@ def load_block(
     """Verify ``block`` and store it with its units, in the caller's transaction, its sale
     order cut into ``sale_runs`` runs (:mod:`pharaon.service.runs`); returns its id. Refuses a
     test block unless ``allow_test``, a block that fails verification, and one already
-    loaded."""
+    loaded. The block stays ``loaded``, off sale, until an auditor other than ``actor``
+    approves it (:func:`pharaon.service.approvals.approve`)."""
     m = block.manifest
     if m.test and not allow_test:
         raise BlockRefusedError(
@@ -92,6 +94,12 @@ def load_block(
     if progress is not None:
         progress("verify", 1, 1)
     _refuse_duplicate(session, block)
+    if revealed_keys.are_revealed(
+        session.connection(), vendor=m.vendor_key_commitment, operator=m.operator_key_commitment
+    ):
+        raise BlockRefusedError(
+            "this block's keys are published (revealed at a close): anyone can tell its draws"
+        )
     block_id = session.execute(
         insert(Block)
         .values(
@@ -106,6 +114,7 @@ def load_block(
             manifest_json=json.dumps(m.as_json(), sort_keys=True),
             state="loaded",
             loaded_at=now,
+            loaded_by=actor,
         )
         .returning(Block.id)
     ).scalar_one()
@@ -134,7 +143,6 @@ def load_block(
                 for lot, n in zip(lots, counts, strict=True)
             ],
         )
-    open_next(session, price_cents=m.price_cents)
     audit.append(
         session,
         kind="block_loaded",

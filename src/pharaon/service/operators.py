@@ -1,6 +1,6 @@
 """Operators as people: accounts apart from players, argon2 passwords, a TOTP second factor
 (RFC 6238), sessions like players' (:mod:`pharaon.service.sessions`), and roles (an analyst
-reads, an admin also changes blocks).
+reads, an admin also changes blocks, an auditor reads and approves loaded blocks for sale).
 
 Every function works in the caller's transaction. As for players, the password's hash is made
 and checked by the caller between transactions: log-in is :func:`begin_log_in`, the check of
@@ -226,6 +226,16 @@ def require_admin(current: Someone) -> Someone:
     if current.role != "admin":
         raise ForbiddenError(
             f"operator {current.email} is an {current.role}: only an admin may do this"
+        )
+    return current
+
+
+def require_auditor(current: Someone) -> Someone:
+    """``current`` if an auditor; else :class:`ForbiddenError` (only an auditor approves a
+    block for sale)."""
+    if current.role != "auditor":
+        raise ForbiddenError(
+            f"operator {current.email} is an {current.role}: only an auditor may do this"
         )
     return current
 

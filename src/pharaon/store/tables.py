@@ -224,6 +224,21 @@ class Block(Base):
     loaded_at: Mapped[datetime] = mapped_column(UTCDateTime)
     deactivated_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     deactivation_reason: Mapped[str | None] = mapped_column(Text, nullable=True)
+    loaded_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    approved_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    approved_by: Mapped[str | None] = mapped_column(String(200), nullable=True)
+
+
+class RevealedKeys(Base):
+    """A closed block's vendor and operator keys, published (service/revealed_keys.py)."""
+
+    __tablename__ = "revealed_keys"
+
+    block_id: Mapped[int] = mapped_column(ForeignKey("blocks.id"), primary_key=True)
+    vendor_key: Mapped[str] = mapped_column(String(128))
+    operator_key: Mapped[str] = mapped_column(String(128))
+    revealed_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    revealed_by: Mapped[str] = mapped_column(String(200))
 
 
 class SaleRun(Base):
@@ -367,7 +382,8 @@ class AuditCheckpoint(Base):
     seq: Mapped[int] = mapped_column(Integer)
     sha256: Mapped[str] = mapped_column(String(64))
     taken_at: Mapped[datetime] = mapped_column(UTCDateTime)
-    reason: Mapped[str] = mapped_column(String(16))  # block_loaded, daily
+    # block_loaded, block_approved, keys_revealed (service/revealed_keys.py), daily
+    reason: Mapped[str] = mapped_column(String(16))
     # The root (hex) of the Merkle tree over records 1..seq (service/logtree.py), what the
     # signed checkpoint says; None until the stored tree has reached ``seq``.
     root: Mapped[str | None] = mapped_column(String(64), nullable=True)
@@ -413,7 +429,7 @@ class AuditCosignature(Base):
     received_at: Mapped[datetime] = mapped_column(UTCDateTime)
 
 
-OPERATOR_ROLES = ("admin", "analyst")
+OPERATOR_ROLES = ("admin", "analyst", "auditor")
 # What an operator does to a player's account (service/measures.py).
 MEASURES = ("note", "suspend", "exclude", "lift", "close")
 
@@ -422,7 +438,7 @@ class Operator(Base):
     """A person running the game (not a player): argon2 password and a TOTP second factor."""
 
     __tablename__ = "operators"
-    __table_args__ = (CheckConstraint("role IN ('admin', 'analyst')", name="role"),)
+    __table_args__ = (CheckConstraint("role IN ('admin', 'analyst', 'auditor')", name="role"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     email: Mapped[str] = mapped_column(String(254), unique=True)

@@ -19,7 +19,7 @@ from pharaon.service import logins, passwords, sessions, stock, traces
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import ServiceError, UnauthorizedError
 from pharaon.service.idempotency import MAX_KEY_LENGTH
-from pharaon.service.operators import require_admin
+from pharaon.service.operators import require_admin, require_auditor
 from pharaon.settings import Settings
 from pharaon.web.database import Database
 from pharaon.web.schemas import SessionOut
@@ -160,6 +160,14 @@ async def _admin(current: CurrentOperator) -> sessions.OperatorSession:
 
 
 AdminOperator = Annotated[sessions.OperatorSession, Depends(_admin)]
+
+
+async def _auditor(current: CurrentOperator) -> sessions.OperatorSession:
+    """The current operator if an auditor; 403 for an admin or an analyst."""
+    return require_auditor(current)
+
+
+AuditorOperator = Annotated[sessions.OperatorSession, Depends(_auditor)]
 
 
 async def hashed(password: str) -> str:

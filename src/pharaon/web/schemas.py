@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 
 from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
+from pharaon.pool.keys import KEY_BYTES_MAX, KEY_BYTES_MIN
 from pharaon.service.blocks import PublishedBlock
 from pharaon.service.checkpoints import Checkpoint
 from pharaon.service.identity import FIRST_NAMES_MAX, LAST_NAME_MAX, Identity
@@ -16,6 +17,7 @@ from pharaon.service.limits import Limits
 from pharaon.service.plays import PlayView
 from pharaon.service.proofs import Proof
 from pharaon.service.protection import COOL_OFF_HOURS, REALITY_CHECK_MINUTES
+from pharaon.service.revealed_keys import Revealed
 from pharaon.service.withdrawals import MAX_WITHDRAWAL_CENTS, REASON_MAX, WithdrawalView
 
 Cents = StrictInt
@@ -438,6 +440,46 @@ class CosignedOut(BaseModel):
     witnesses: list[str]
 
 
+# Keys revealed at close (routers/audit.py, routers/operator_api.py, docs/proofs.md).
+
+# A key in hex: 16 to 64 bytes (pool/keys.py), checked at the door; an error never repeats it.
+KEY_HEX = rf"^(?:[0-9a-fA-F]{{2}}){{{KEY_BYTES_MIN},{KEY_BYTES_MAX}}}$"
+
+
+class KeysIn(In):
+    vendor_key: StrictStr = Field(max_length=2 * KEY_BYTES_MAX, pattern=KEY_HEX)
+    operator_key: StrictStr = Field(max_length=2 * KEY_BYTES_MAX, pattern=KEY_HEX)
+
+
+class RevealedKeysOut(BaseModel):
+    """A closed block's published keys (hex), their SHA-256 commitments, the design its
+    manifest names, and every block the same pair made (all revealed with it)."""
+
+    block_id: int
+    vendor_key: str
+    operator_key: str
+    vendor_key_commitment: str
+    operator_key_commitment: str
+    design_name: str
+    design_digest: str
+    revealed_at: datetime
+    block_ids: list[int]
+
+    @classmethod
+    def of(cls, keys: Revealed) -> RevealedKeysOut:
+        return cls(
+            block_id=keys.block_id,
+            vendor_key=keys.vendor_key,
+            operator_key=keys.operator_key,
+            vendor_key_commitment=keys.vendor_key_commitment,
+            operator_key_commitment=keys.operator_key_commitment,
+            design_name=keys.design_name,
+            design_digest=keys.design_digest,
+            revealed_at=keys.revealed_at,
+            block_ids=list(keys.block_ids),
+        )
+
+
 # The player's protection (routers/protection.py).
 
 
@@ -504,6 +546,62 @@ class OperatorBlockOut(BaseModel):
     remaining: int
     remaining_lots: list[tuple[int, int]]
     deactivation_reason: str | None
+    loaded_by: str | None = Field(description="Who loaded it (its audit actor).")
+    approved_at: datetime | None = Field(
+        description="When an auditor approved it for sale; null: awaiting approval."
+    )
+    approved_by: str | None
+
+
+class LotCountOut(BaseModel):
+    amount_cents: int
+    found: int = Field(description="Units winning this amount among the stored units.")
+    table: int = Field(description="Units the block's prize table says win it.")
+
+
+class MeasureOut(BaseModel):
+    name: str
+    label: str
+    losing_pct: float
+    winning_pct: float
+    gap_pp: float
+    alike: bool
+
+
+class OrderTestOut(BaseModel):
+    name: str
+    label: str
+    p_value: float
+    passed: bool
+
+
+class FairnessOut(BaseModel):
+    ok: bool
+    gap_limit_pp: float
+    order_level: float
+    measures: list[MeasureOut]
+    order: list[OrderTestOut]
+
+
+class VerificationOut(BaseModel):
+    """The server's verification of a block's stored units (service/approvals.py)."""
+
+    block_id: int
+    ok: bool
+    problems: list[str]
+    units: int
+    lots: list[LotCountOut]
+    units_sha256_matched: bool
+    merkle_root_matched: bool
+    fairness: FairnessOut | None
+
+
+class ApprovalOut(BaseModel):
+    block_id: int
+    state: str = Field(description="open if it went on sale at once, else loaded (next).")
+    approved_by: str
+    approved_at: datetime
+    verification: VerificationOut
 
 
 class DeactivateIn(In):

@@ -10,11 +10,12 @@ from fastapi import APIRouter, Query, Request, status
 from fastapi.responses import PlainTextResponse
 
 from pharaon.pool import notes, tlog
-from pharaon.service import checkpoints, logtree, transparency
+from pharaon.service import checkpoints, logtree, revealed_keys, transparency
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
 from pharaon.settings import Settings
 from pharaon.web.database import DatabaseDep
+from pharaon.web.deps import RowId
 from pharaon.web.schemas import (
     CheckpointOut,
     ConsistencyOut,
@@ -22,6 +23,7 @@ from pharaon.web.schemas import (
     CosignedOut,
     InclusionOut,
     LogKeyOut,
+    RevealedKeysOut,
 )
 
 router = APIRouter(tags=["audit"])
@@ -58,6 +60,16 @@ async def list_checkpoints(db: DatabaseDep) -> list[CheckpointOut]:
     it (null until the tree reached it). Keep a copy: ``pharaon audit --checkpoints FILE``
     checks the chain still passes through them."""
     return [CheckpointOut.of(c) for c in await db.read(checkpoints.list_checkpoints)]
+
+
+@router.get("/audit/blocks/{block_id}/keys")
+async def block_keys(block_id: RowId, db: DatabaseDep) -> RevealedKeysOut:
+    """A closed block's vendor and operator keys (hex), published by the operator once every
+    block they made is sold out or deactivated, with their SHA-256 commitments (those of
+    ``GET /blocks``), the design the manifest names and the blocks the pair made. With them
+    ``pharaon reproduce`` regenerates the block and compares its units and Merkle root with
+    the published ones. 404 ``not_revealed`` before."""
+    return RevealedKeysOut.of(await db.read(revealed_keys.revealed, block_id=block_id))
 
 
 @router.get(

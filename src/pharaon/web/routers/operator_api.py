@@ -1,6 +1,6 @@
 """The back office's API under ``/operator/``: log-in with TOTP, and the blocks (an analyst
-reads, an admin also deactivates and loads), sales, players, the audit log and the regulator's
-export."""
+reads, an admin also deactivates and loads, an auditor verifies and approves them), sales,
+players, the audit log and the regulator's export."""
 
 from __future__ import annotations
 
@@ -26,6 +26,7 @@ from pharaon.service import (
     measures,
     operators,
     player_view,
+    revealed_keys,
     sales_report,
     sealing,
     sessions,
@@ -39,6 +40,7 @@ from pharaon.web.deps import (
     OPERATOR_COOKIE,
     OPERATOR_CSRF_COOKIE,
     AdminOperator,
+    AuditorOperator,
     CurrentOperator,
     RowId,
     SettingsDep,
@@ -52,6 +54,7 @@ from pharaon.web.deps import (
 )
 from pharaon.web.schemas import (
     NO_NUL,
+    ApprovalOut,
     AuditCheckOut,
     AuditLineOut,
     AuditPageOut,
@@ -61,6 +64,7 @@ from pharaon.web.schemas import (
     IdentityIn,
     IdentityLineOut,
     IdentityOut,
+    KeysIn,
     LedgerLineOut,
     LimitsOut,
     LoadedOut,
@@ -74,9 +78,11 @@ from pharaon.web.schemas import (
     PlayerLineOut,
     PlayLineOut,
     RejectIn,
+    RevealedKeysOut,
     SalesLineOut,
     SalesOut,
     SessionOut,
+    VerificationOut,
     WatchOut,
 )
 
@@ -149,9 +155,46 @@ async def list_blocks(_current: CurrentOperator, db: DatabaseDep) -> list[Operat
             remaining=b.block_size - b.sold,
             remaining_lots=[(lot, n) for lot, n in b.remaining_lots],
             deactivation_reason=b.deactivation_reason,
+            loaded_by=b.loaded_by,
+            approved_at=b.approved_at,
+            approved_by=b.approved_by,
         )
         for b in await db.read(blocks.list_blocks)
     ]
+
+
+@router.get("/blocks/{block_id}/verification")
+async def verify_block(
+    block_id: RowId, _current: CurrentOperator, db: DatabaseDep
+) -> VerificationOut:
+    """The server's own verification of a block's stored units (what it sells): every unit
+    evaluated again against the prize table, the units' SHA-256 and Merkle root recomputed,
+    the near-miss measures and the order tests."""
+    from pharaon.service import approvals  # here: the evaluator (numba) stays out of servers
+
+    figures = await db.read(approvals.verify_loaded, block_id=block_id)
+    return VerificationOut.model_validate(figures.as_json())
+
+
+@router.post("/blocks/{block_id}/approval", status_code=status.HTTP_201_CREATED)
+async def approve_block(block_id: RowId, current: AuditorOperator, db: DatabaseDep) -> ApprovalOut:
+    """An auditor's approval of a loaded block for sale, after the server's verification of its
+    stored units (run here, and in the audit record); not by the operator who loaded it. It
+    opens if no block is on sale at its price."""
+    from pharaon.service import approvals  # here: the evaluator (numba) stays out of servers
+
+    figures = await db.read(approvals.verify_loaded, block_id=block_id)
+    now = utcnow()
+    state = await db.write(
+        approvals.approve, block_id=block_id, actor=current.actor, figures=figures, now=now
+    )
+    return ApprovalOut(
+        block_id=block_id,
+        state=state,
+        approved_by=current.actor,
+        approved_at=now,
+        verification=VerificationOut.model_validate(figures.as_json()),
+    )
 
 
 @router.post("/blocks/{block_id}/deactivate", status_code=status.HTTP_204_NO_CONTENT)
@@ -162,6 +205,26 @@ async def deactivate(
     await db.write(
         blocks.deactivate, block_id=block_id, reason=body.reason, actor=current.actor, now=utcnow()
     )
+
+
+@router.post("/blocks/{block_id}/keys")
+async def reveal_keys(
+    block_id: RowId, body: KeysIn, current: AdminOperator, db: DatabaseDep
+) -> RevealedKeysOut:
+    """Publish a closed block's vendor and operator keys (hex), once each one's SHA-256 is the
+    manifest's commitment and every block the pair made is sold out or deactivated (409
+    otherwise, naming those still loaded or open; 422 for a key that is not the block's);
+    published for all of them, in the audit log under the admin's name. The same keys again
+    answer the publication."""
+    revealed = await db.write(
+        revealed_keys.reveal,
+        block_id=block_id,
+        vendor_key=bytes.fromhex(body.vendor_key),
+        operator_key=bytes.fromhex(body.operator_key),
+        actor=current.actor,
+        now=utcnow(),
+    )
+    return RevealedKeysOut.of(revealed)
 
 
 @router.get("/sales")

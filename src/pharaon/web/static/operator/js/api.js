@@ -85,6 +85,12 @@ export const api = {
   },
   deactivate: (blockId, reason) =>
     call("POST", `/blocks/${blockId}/deactivate`, { body: { reason } }),
+  verifyBlock: (blockId) => call("GET", `/blocks/${blockId}/verification`),
+  approveBlock: (blockId) => call("POST", `/blocks/${blockId}/approval`),
+  revealKeys: (blockId, vendorKey, operatorKey) =>
+    call("POST", `/blocks/${blockId}/keys`, {
+      body: { vendor_key: vendorKey, operator_key: operatorKey },
+    }),
   stock: () => call("GET", "/stock"),
   sales: (since, until) => call("GET", `/sales${query({ since, until })}`),
   players: (email) => call("GET", `/players${query({ email })}`),

@@ -8,7 +8,9 @@ import { $, busy, el } from "./shared.js";
 const KINDS = [
   "account_closed",
   "account_opened",
+  "block_approved",
   "block_deactivated",
+  "block_keys_revealed",
   "block_loaded",
   "cool_off",
   "deposit",

@@ -1,10 +1,13 @@
 // The blocks screen: every block's sales and remaining prizes; an admin loads a block file and
-// deactivates a block (an analyst sees neither control; the server refuses them with 403).
+// deactivates a block (an analyst sees neither control; the server refuses them with 403); an
+// auditor verifies a loaded block and approves it for sale (approvals.js).
 
 import { formatCents, formatStake } from "../../js/money.js";
 import { api } from "./api.js";
+import * as approvals from "./approvals.js";
 import { formatRate, t } from "./i18n.js";
-import { $, busy, el, isAdmin, say, table } from "./shared.js";
+import * as keys from "./keys.js";
+import { $, busy, el, isAdmin, isAuditor, say, table } from "./shared.js";
 
 let blocks = [];
 let watch = null; // GET /operator/stock
@@ -24,7 +27,7 @@ function row(b) {
     text: t("deactivate"),
     "aria-label": t("deactivate_label", { id: b.block_id }),
     dataset: { blockId: b.block_id },
-    hidden: !isAdmin() || b.state === "deactivated" || b.state === "exhausted",
+    hidden: !isAdmin() || b.state === "deactivated" || b.state === "sold_out",
     onclick: () => choose(b.block_id),
   });
   return el(
@@ -40,12 +43,13 @@ function row(b) {
       b.deactivation_reason
         ? el("small", { class: "reason", text: ` — ${b.deactivation_reason}` })
         : null,
+      approvals.status(b),
     ),
     el("td", { class: "num", text: String(b.block_size) }),
     el("td", { class: "num sold", text: String(b.sold) }),
     el("td", { class: "num remaining", text: String(b.remaining) }),
     el("td", { class: "lots", text: lots(b.remaining_lots) }),
-    el("td", {}, button),
+    el("td", {}, button, ...approvals.buttons(b), keys.cell(b)),
   );
 }
 
@@ -110,7 +114,11 @@ export function render() {
   table("blocks-rows", "blocks-empty", blocks.map(row));
   $("upload-form").hidden = !isAdmin();
   $("analyst-note").hidden = isAdmin();
+  $("analyst-note").dataset.i18n = isAuditor() ? "auditor_note" : "analyst_note";
+  $("analyst-note").textContent = t($("analyst-note").dataset.i18n);
   if (chosen !== null) $("deactivate-title").textContent = t("deactivate_title", { id: chosen });
+  keys.render();
+  approvals.render();
 }
 
 export async function refresh() {
@@ -120,6 +128,8 @@ export async function refresh() {
   ]);
   if (listed === undefined) return;
   blocks = listed;
+  await keys.load(blocks);
+  approvals.load(blocks);
   if (watched !== undefined) watch = watched;
   render();
 }
@@ -153,6 +163,8 @@ export function setUp() {
     say(() => t("deactivated", { id: blockId }), "success");
     await refresh();
   });
+  keys.setUp(refresh);
+  approvals.setUp(refresh);
   $("upload-form").addEventListener("submit", async (event) => {
     event.preventDefault();
     const file = $("upload-file").files[0];

@@ -16,6 +16,10 @@ export function isAdmin() {
   return state.me?.role === "admin";
 }
 
+export function isAuditor() {
+  return state.me?.role === "auditor";
+}
+
 // One message at a time, kept as a function so a language switch says it again.
 let message = null;
 
@@ -59,6 +63,7 @@ const SAID = new Set([
   "locked_out",
   "internal_error",
   "too_large",
+  "verification_failed",
 ]);
 
 function errorText(error) {
