@@ -33,7 +33,7 @@ def line_table() -> NDArray[np.int8]:
     return count
 
 
-def _spread(m: NDArray[np.int64]) -> NDArray[np.int64]:
+def spread(m: NDArray[np.int64]) -> NDArray[np.int64]:
     """Each mask grown by one step of horizontal and vertical contact in a 4 × 4 grid."""
     not_first = 0xEEEE  # cells that have a left neighbour
     not_last = 0x7777  # cells that have a right neighbour
@@ -42,27 +42,48 @@ def _spread(m: NDArray[np.int64]) -> NDArray[np.int64]:
 
 
 @cache
-def bonus_table() -> NDArray[np.int8]:
-    """(65536,) int8: the mask's connected groups of exactly 4 cells, or -1 if one has ≥ 5."""
+def _groups() -> tuple[NDArray[np.int8], NDArray[np.uint16], NDArray[np.bool_]]:
+    """Each mask cut into its connected groups, once: (the groups of exactly 4 cells, -1 if
+    one has 5 or more; the cells of those groups of 4; whether a group has exactly 3 cells)."""
     remaining = np.arange(MASKS, dtype=np.int64)
     groups = np.zeros(MASKS, dtype=np.int8)
+    cells = np.zeros(MASKS, dtype=np.int64)
+    three = np.zeros(MASKS, dtype=bool)
     bad = np.zeros(MASKS, dtype=bool)
     while remaining.any():
         group = remaining & -remaining  # lowest cell of what is left, 0 where nothing is
         for _ in range(GRID_CELLS - 1):
-            group = _spread(group) & remaining
+            group = spread(group) & remaining
         size = np.bitwise_count(group)
         groups += size == 4
+        cells |= np.where(size == 4, group, 0)
+        three |= size == 3
         bad |= size >= 5
         remaining &= ~group
     groups[bad] = MALFORMED
-    return groups
+    return groups, cells.astype(np.uint16), three
+
+
+def bonus_table() -> NDArray[np.int8]:
+    """(65536,) int8: the mask's connected groups of exactly 4 cells, or -1 if one has ≥ 5."""
+    return _groups()[0]
+
+
+def group_cells_table() -> NDArray[np.uint16]:
+    """(65536,) uint16: the mask's cells that lie in connected groups of exactly 4."""
+    return _groups()[1]
+
+
+def three_table() -> NDArray[np.bool_]:
+    """(65536,) bool: whether the mask holds a connected group of exactly 3 cells (a near-miss
+    of a bonus combination, pharaon.pool.layout's look)."""
+    return _groups()[2]
 
 
 def _check_geometry() -> None:
-    # The shift-based contact of _spread must agree with board.bonus_neighbours.
+    # The shift-based contact of spread must agree with board.bonus_neighbours.
     for p in range(GRID_CELLS):
-        grown = int(_spread(np.array([1 << p], dtype=np.int64))[0])
+        grown = int(spread(np.array([1 << p], dtype=np.int64))[0])
         assert grown == (1 << p) | sum(1 << n for n in bonus_neighbours(p)), p
     assert len(BONUS_CELLS) == GRID_CELLS
 

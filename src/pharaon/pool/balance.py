@@ -22,7 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from pharaon.game.board import UNIT_CELLS
-from pharaon.game.tables import bonus_table, line_table
+from pharaon.game.tables import bonus_table, line_table, three_table
 from pharaon.pool import _kernels
 from pharaon.pool.layout import (
     BONUS_ARRAY,
@@ -31,7 +31,6 @@ from pharaon.pool.layout import (
     LOOK_SYMBOLS,
     LaidOut,
     Progress,
-    three_table,
 )
 from pharaon.pool.streams import KeyStream
 

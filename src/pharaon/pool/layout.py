@@ -30,7 +30,6 @@ import os
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import cache
 from typing import Final
 
 import numpy as np
@@ -46,7 +45,7 @@ from pharaon.game.board import (
     bonus_neighbours,
 )
 from pharaon.game.rules import rules
-from pharaon.game.tables import bonus_table, line_table
+from pharaon.game.tables import bonus_table, line_table, three_table
 from pharaon.pool import _kernels
 from pharaon.pool.streams import KeyStream
 
@@ -148,9 +147,6 @@ BONUS_POSITION: Final = np.full(UNIT_CELLS, -1, dtype=np.int64)
 BONUS_POSITION[BONUS_ARRAY] = np.arange(GRID_CELLS)
 """(64,) int64: a cell's position in the bonus grid, -1 outside it."""
 _NEIGHBOUR_LISTS: Final = _neighbour_lists()
-_BONUS_NEIGHBOURS: Final = np.array(
-    [sum(1 << q for q in bonus_neighbours(p)) for p in range(GRID_CELLS)], dtype=np.int64
-)
 _SCARAB: Final = next(i for i, s in enumerate(rules().symbols) if s.bonus_cents is None)
 _LINE_MASKS: Final = _masks(LINE_CELLS)
 _TETROMINO_MASKS: Final = _masks(TETROMINO_CELLS)
@@ -161,24 +157,6 @@ LOOK_THREE_SHARE: Final = 0.4559
 45.59 % of the 2,977,980 losing units of four regulation blocks made with fresh keys (standard
 error 0.03 point). Every unit is given it: it decides the share, the layout's odds do not."""
 _CHUNK_UNITS: Final = 1 << 15  # units per chunk (and per pair of random streams)
-
-
-@cache
-def three_table() -> NDArray[np.bool_]:
-    """(65536,) bool: whether a 16-bit mask of the bonus grid holds a connected group (by
-    horizontal and vertical contact) of exactly three cells."""
-    remaining = np.arange(1 << GRID_CELLS, dtype=np.int64)
-    out = np.zeros(1 << GRID_CELLS, dtype=np.bool_)
-    while remaining.any():
-        group = remaining & -remaining  # the lowest cell left: grow its group
-        for _ in range(GRID_CELLS - 1):
-            grown = group.copy()
-            for p in range(GRID_CELLS):
-                grown |= np.where((group >> p) & 1, _BONUS_NEIGHBOURS[p], 0)
-            group = grown & remaining
-        out |= np.bitwise_count(group) == 3
-        remaining &= ~group
-    return out
 
 
 LOOK_SYMBOLS: Final = sum(1 << s for s in range(SYMBOLS) if s != _SCARAB)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
 from typing import Final
 
 import numpy as np
@@ -19,12 +18,10 @@ from numpy.typing import NDArray
 from pharaon.game.batch import SYMBOLS
 from pharaon.game.board import BONUS_CELLS, GRID_CELLS, UNIT_CELLS, bonus_neighbours
 from pharaon.game.rules import rules
-from pharaon.pool.layout import LINE_CELLS, LOOK_SYMBOLS, three_table
+from pharaon.game.tables import group_cells_table, spread, three_table
+from pharaon.pool.layout import LINE_CELLS, LOOK_SYMBOLS
 
 MASKS: Final = 1 << GRID_CELLS
-_NEIGHBOUR_MASKS: Final = np.array(
-    [sum(1 << q for q in bonus_neighbours(p)) for p in range(GRID_CELLS)], dtype=np.int64
-)
 _LINE_MASKS: Final = np.array(
     [sum(1 << int(c) for c in line) for line in LINE_CELLS], dtype=np.uint64
 ).view(np.int64)
@@ -33,32 +30,10 @@ _BONUS_PAIRS: Final = tuple((p, q) for p in range(GRID_CELLS) for q in bonus_nei
 """The 24 pairs of bonus positions in contact."""
 
 
-def _spread(m: NDArray[np.int64]) -> NDArray[np.int64]:
-    """Each 16-bit bonus mask grown by one step of horizontal and vertical contact."""
-    grown = m.copy()
-    for p in range(GRID_CELLS):
-        grown |= np.where((m >> p) & 1, _NEIGHBOUR_MASKS[p], 0)
-    return grown
-
-
 BONUS: Final = np.array(BONUS_CELLS, dtype=np.int64)
 CELL_CLASSES: Final = ("bonus", "outside")
 """Cells of the bonus grid (16) and the others (48): they meet different rules."""
 _IS_BONUS: Final = np.isin(np.arange(UNIT_CELLS), BONUS)
-
-
-@cache
-def _group_cells_table() -> NDArray[np.uint16]:
-    """(65536,) uint16: of a 16-bit bonus mask, the cells in connected groups of exactly 4."""
-    remaining = np.arange(MASKS, dtype=np.int64)
-    out = np.zeros(MASKS, dtype=np.int64)
-    while remaining.any():
-        group = remaining & -remaining
-        for _ in range(15):
-            group = _spread(group) & remaining
-        out |= np.where(np.bitwise_count(group) == 4, group, 0)
-        remaining &= ~group
-    return out.astype(np.uint16)
 
 
 def _columns(units: NDArray[np.int8]) -> NDArray[np.int8]:
@@ -82,7 +57,7 @@ def _winning_masks(columns: NDArray[np.int8], bonus: NDArray[np.int64]) -> NDArr
     for line, (a, b, c, d) in enumerate(LINE_CELLS):
         full = (columns[a] == columns[b]) & (columns[b] == columns[c]) & (columns[c] == columns[d])
         out |= np.where(full, _LINE_MASKS[line], 0)
-    table = _group_cells_table()
+    table = group_cells_table()
     grouped = np.zeros(columns.shape[1], dtype=np.int64)
     for s, symbol in enumerate(rules().symbols):
         if symbol.bonus_cents is not None:
@@ -314,7 +289,7 @@ def _contact(
     won_bonus = np.zeros(columns.shape[1], dtype=np.int64)
     for p, c in enumerate(BONUS_CELLS):
         won_bonus |= ((won >> c) & 1) << p
-    away = ~_spread(won_bonus)
+    away = ~spread(won_bonus)
     same = np.zeros(columns.shape[1], dtype=np.int64)
     pairs = np.zeros(columns.shape[1], dtype=np.int64)
     for p, q in _BONUS_PAIRS:
