@@ -130,6 +130,15 @@ def approved(session: Session, block_id: int) -> int:
     return block_id
 
 
+def load_for_sale(engine: Engine, block: Block, **kwargs: Any) -> int:
+    """Load ``block`` (a test block allowed, as ``test``, now; ``kwargs`` to
+    :func:`pharaon.service.loading.load_block`) and approve it, in one transaction; its id."""
+    with make_sessionmaker(engine).begin() as session:
+        options: dict[str, Any] = {"allow_test": True, "actor": "test", "now": utcnow()}
+        block_id = loading.load_block(session=session, block=block, **(options | kwargs))
+        return approved(session, block_id)
+
+
 BlockLoader = Callable[..., int]
 
 
@@ -139,15 +148,7 @@ def load(engine: Engine) -> BlockLoader:
     by an auditor (on sale unless a block is open at its price); its id."""
 
     def _load(price_cents: int = 100, *, size: int = 200, number: int = 1) -> int:
-        with make_sessionmaker(engine).begin() as session:
-            block_id = loading.load_block(
-                session=session,
-                block=make_block(price_cents, size=size, number=number),
-                allow_test=True,
-                actor="test",
-                now=utcnow(),
-            )
-            return approved(session, block_id)
+        return load_for_sale(engine, make_block(price_cents, size=size, number=number))
 
     return _load
 

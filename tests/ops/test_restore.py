@@ -30,13 +30,13 @@ import pytest
 from sqlalchemy.orm import Session
 
 from pharaon.game.modes import Mode
-from pharaon.service import checkpoints, loading, wallet
+from pharaon.service import checkpoints, wallet
 from pharaon.service.clock import utcnow
 from pharaon.service.orders import Order
 from pharaon.service.plays import PlayView
 from pharaon.store.engine import make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
-from tests.conftest import approved, make_block
+from tests.conftest import load_for_sale, make_block
 from tests.ops.proxy import DEPLOY
 from tests.service.helpers import buy, funded_player
 from tests.web.cluster import Cluster, skip_or_fail
@@ -164,17 +164,7 @@ def _pharaon_database(cluster: Cluster) -> str:
     engine = make_engine(url)
     try:
         upgrade(engine)
-        with make_sessionmaker(engine).begin() as session:
-            approved(
-                session,
-                loading.load_block(
-                    session=session,
-                    block=make_block(100, size=BLOCK_SIZE),
-                    allow_test=True,
-                    actor="test",
-                    now=utcnow(),
-                ),
-            )
+        load_for_sale(engine, make_block(100, size=BLOCK_SIZE))
     finally:
         engine.dispose()
     return url

@@ -18,18 +18,12 @@ from pharaon.service.clock import utcnow
 from pharaon.service.errors import BlockRefusedError, ConflictError, InvalidError, NotFoundError
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block, UnitRow
-from tests.conftest import BlockLoader, approved, make_block
+from tests.conftest import BlockLoader, load_for_sale, make_block
 
 
 def _load(engine: Engine, block: BlockData, *, allow_test: bool = True) -> int:
     """Load ``block`` and approve it (an auditor's)."""
-    with make_sessionmaker(engine).begin() as session:
-        return approved(
-            session,
-            loading.load_block(
-                session=session, block=block, allow_test=allow_test, actor="test", now=utcnow()
-            ),
-        )
+    return load_for_sale(engine, block, allow_test=allow_test)
 
 
 def _states(engine: Engine) -> dict[int, str]:

@@ -14,11 +14,9 @@ from sqlalchemy.orm import Session
 from pharaon.service import runs
 from pharaon.service.audit import run_audit
 from pharaon.service.blocks import sold_units
-from pharaon.service.clock import utcnow
-from pharaon.service.loading import load_block
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block, SaleRun
-from tests.conftest import approved, make_block
+from tests.conftest import load_for_sale, make_block
 
 WAIT = 60.0
 
@@ -31,18 +29,7 @@ def _runs_cover_the_blocks(connection: Connection) -> bool:
 
 
 def _load(engine: Engine, *, size: int, sale_runs: int, number: int = 1) -> int:
-    with make_sessionmaker(engine).begin() as session:
-        return approved(
-            session,
-            load_block(
-                session=session,
-                block=make_block(100, size=size, number=number),
-                allow_test=True,
-                actor="test",
-                now=utcnow(),
-                sale_runs=sale_runs,
-            ),
-        )
+    return load_for_sale(engine, make_block(100, size=size, number=number), sale_runs=sale_runs)
 
 
 def _take(engine: Engine, count: int) -> list[tuple[int, int]]:

@@ -21,11 +21,9 @@ import psycopg
 import pytest
 from sqlalchemy import Engine
 
-from pharaon.service import loading
-from pharaon.service.clock import utcnow
-from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.engine import make_engine
 from pharaon.store.migrate import upgrade
-from tests.conftest import approved, make_block
+from tests.conftest import load_for_sale, make_block
 from tests.web.cluster import Cluster
 from tests.web.live import LiveServer
 from tests.web.test_live import SLOW, Buyer, _check_books, _sign_up
@@ -40,17 +38,7 @@ def ready_for_the_burst(url: str) -> Engine:
     """An engine on ``url``'s database, migrated, with a block for the burst's purchases."""
     engine = make_engine(url)
     upgrade(engine)
-    with make_sessionmaker(engine).begin() as session:
-        approved(
-            session,
-            loading.load_block(
-                session=session,
-                block=make_block(100, size=BUYERS * PURCHASES + 40),
-                allow_test=True,
-                actor="test",
-                now=utcnow(),
-            ),
-        )
+    load_for_sale(engine, make_block(100, size=BUYERS * PURCHASES + 40))
     return engine
 
 

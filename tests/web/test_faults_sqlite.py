@@ -18,11 +18,9 @@ import httpx
 import pytest
 from sqlalchemy import Engine
 
-from pharaon.service import loading
-from pharaon.service.clock import utcnow
-from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.engine import make_engine
 from pharaon.store.migrate import upgrade
-from tests.conftest import approved, make_block
+from tests.conftest import load_for_sale, make_block
 from tests.web.live import LiveServer
 from tests.web.test_live import SLOW, Buyer, _check_books, _sign_up
 
@@ -62,17 +60,7 @@ def _database(url: str) -> Engine:
     """A migrated database at ``url`` with a test block of 200 units at 1 €."""
     engine = make_engine(url)
     upgrade(engine)
-    with make_sessionmaker(engine).begin() as session:
-        approved(
-            session,
-            loading.load_block(
-                session=session,
-                block=make_block(100, size=200),
-                allow_test=True,
-                actor="t",
-                now=utcnow(),
-            ),
-        )
+    load_for_sale(engine, make_block(100, size=200))
     return engine
 
 

@@ -24,16 +24,14 @@ from prometheus_client import Counter
 from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy import Engine, select
 
-from pharaon.service import loading
-from pharaon.service.clock import utcnow
 from pharaon.settings import Settings
-from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.engine import make_engine
 from pharaon.store.migrate import upgrade
 from pharaon.store.tables import Player as PlayerRow
 from pharaon.web.app import create_app
 from pharaon.web.jsonlog import ACCESS_LOGGER, JsonFormatter
 from pharaon.web.routers import meta
-from tests.conftest import BlockLoader, Player, approved, make_block
+from tests.conftest import BlockLoader, Player, load_for_sale, make_block
 from tests.web.cluster import Cluster
 from tests.web.test_live import _sign_up
 from tests.web.test_operator_api import _log_in, _operator
@@ -313,17 +311,7 @@ def served(
     url = database_url
     engine = make_engine(url)
     upgrade(engine)
-    with make_sessionmaker(engine)() as session, session.begin():
-        approved(
-            session,
-            loading.load_block(
-                session=session,
-                block=make_block(100, size=60),
-                allow_test=True,
-                actor="t",
-                now=utcnow(),
-            ),
-        )
+    load_for_sale(engine, make_block(100, size=60))
     engine.dispose()
     log = tmp_path / "serve.log"
     process, base = _serve(url, log, "--no-first-start", "--workers", "2")
