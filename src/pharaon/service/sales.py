@@ -4,11 +4,11 @@ play, to the pending account for a ``jouer`` one (moved to the buyer at the four
 
 This is the one sale, on both databases: :func:`sell` sells a batch of orders in the caller's
 transaction, statement by statement, each step one statement for the whole batch (claim the
-keys, check the loss limits, debit the stakes, take the units, credit the lots, record the
-plays and append the audit records). A batch of one is a purchase alone; purchases that arrive
-together are sold together by the writer (``web/database.py``), so the rows every purchase
-touches (the block, the operator accounts, the audit head) are locked, and the transaction
-committed, once per batch: group commit.
+keys, read the buyers and check their limits, take the units, count the stakes, move the money
+with the ledger, record the plays and append the audit records). A batch of one is a purchase
+alone; purchases that arrive together are sold together by the writer (``web/database.py``),
+so the rows every purchase touches (the block, the operator accounts, the audit head) are
+locked, and the transaction committed, once per batch: group commit.
 
 Units are taken from the open block at each price, from one of its runs of serials
 (:mod:`pharaon.service.runs`): its ``next_serial`` read with the row locked (``FOR UPDATE`` on
@@ -307,7 +307,7 @@ def _refusal(order: Order, buyer: _Buyer, now: datetime) -> ServiceError | None:
 def _sell(
     session: Session, wanted: list[_Wanted], refused: dict[int, ServiceError], now: datetime
 ) -> list[UnitSale]:
-    """Take the units of the orders the buyers may pay, debit the stakes and credit the lots;
+    """Take the units of the orders the buyers may pay (their money moves in :func:`_record`);
     the sales, in batch order. The refused orders' keys are given back."""
     if not wanted:
         return []
@@ -349,16 +349,6 @@ def _sell(
                 cells=cells,
             )
         )
-    # The stake, and an auto play's lot: a jouer play's lot waits in the pending account until
-    # its fourth grid (plays.reveal); credited now, it would show in the balance, or let a
-    # purchase spend it, before its time.
-    ledger.move(
-        session,
-        amounts={
-            s.account_id: (s.lot_cents if s.order.mode == Mode.AUTO else 0) - s.order.stake_cents
-            for s in sales
-        },
-    )
     # What the stake limits count (one sale per buyer in a batch's round).
     limits.add_stakes(
         session, stakes={s.order.player_id: s.order.stake_cents for s in sales}, now=now
@@ -390,10 +380,15 @@ def _ranges(units: Iterable[tuple[int, int]]) -> list[tuple[int, int, int]]:
 
 
 def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]:
-    """The ledger transactions, plays, settled keys and audit records of ``sales``; the
-    play ids. The operator accounts and the audit head are locked here, last."""
+    """The ledger transactions and the balances they move, plays, settled keys and audit
+    records of ``sales``; the play ids. The operator accounts and the audit head are locked
+    here, last."""
     if not sales:
         return []
+    # The buyers' balances move with the operator's, in one update (their accounts are locked
+    # since _buyers): the stake, and an auto play's lot; a jouer play's lot waits in the
+    # pending account until its fourth grid (plays.reveal): credited now, it would show in the
+    # balance, or let a purchase spend it, before its time.
     transaction_ids = ledger.post_many(
         session,
         kind="purchase",
@@ -407,7 +402,6 @@ def _record(session: Session, sales: list[UnitSale], now: datetime) -> list[int]
             for s in sales
         ],
         now=now,
-        settled=frozenset(s.account_id for s in sales),
     )
     connection = session.connection()
     play_of = {
