@@ -216,3 +216,26 @@ def test_every_request_waiting_gets_the_database_away_at_once(tmp_path: Any) -> 
         away.close()
     assert all(isinstance(a, DatabaseUnavailableError) for a in answers), answers
     assert time.monotonic() - started < 10
+
+
+def test_a_ping_given_up_on_before_it_began_does_not_keep_the_checks_failing(
+    db: Database, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A health check that times out before its ping even started (a busy host) answers no,
+    but the ping still runs, and once it has answered the next check pings again: one ping
+    given up on must not leave the server unhealthy for ever."""
+    pinged = threading.Event()
+
+    def slow_ping() -> None:
+        time.sleep(0.05)
+        pinged.set()
+
+    monkeypatch.setattr(db.transactions, "ping", slow_ping)
+
+    async def checks() -> tuple[bool, bool, bool]:
+        given_up = await db.ping(1e-9)
+        while_out = await db.ping(1e-9)  # the first is still out: no second ping
+        assert await asyncio.to_thread(pinged.wait, WAIT), "the ping given up on never ran"
+        return given_up, while_out, await db.ping(WAIT)
+
+    assert asyncio.run(checks()) == (False, False, True)

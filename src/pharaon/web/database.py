@@ -37,14 +37,13 @@ import logging
 import queue
 import threading
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from datetime import datetime
 from functools import partial
 from typing import Annotated, Any, Generic, Protocol, TypeVar, cast
 
-import anyio
-from anyio import to_thread
 from fastapi import Depends, Request
 from sqlalchemy import Connection, Engine
 from sqlalchemy.exc import SQLAlchemyError
@@ -108,7 +107,9 @@ class Database:
         )
         self._together: dict[Any, _Door[Any, Any]] = {}
         self._together_lock = threading.Lock()
-        self._pinging = False
+        # The health check's pings, one at a time on a thread of their own.
+        self._pinger = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pharaon-ping")
+        self._ping_out: Future[None] | None = None
 
     async def read(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
         """``fn(connection=..., **kwargs)`` in a read transaction; what it raised is raised."""
@@ -136,14 +137,22 @@ class Database:
 
     async def ping(self, seconds: float) -> bool:
         """Whether the database answers a ``SELECT 1`` within ``seconds``. One ping at a time:
-        while one is out unanswered, the next says no at once rather than pile up threads."""
-        if self._pinging:
+        while one is out unanswered, the next says no at once rather than pile up threads. A
+        ping given up on still runs (even if its thread had not begun), so the check after it
+        has answered pings again."""
+        out = self._ping_out
+        if out is not None and not out.done():
             return False
-        self._pinging = True
+        out = self._ping_out = self._pinger.submit(self.transactions.ping)
+        answer = asyncio.wrap_future(out)
+        answer.add_done_callback(_retrieved)  # an answer given up on is no error to log
+        # Not wait_for: giving up on the answer must not cancel a ping not yet begun.
+        done, _ = await asyncio.wait({answer}, timeout=seconds)
+        if not done:
+            return False
         try:
-            with anyio.fail_after(seconds):
-                await to_thread.run_sync(self._ping, abandon_on_cancel=True)
-        except (SQLAlchemyError, OSError, TimeoutError):
+            answer.result()
+        except (SQLAlchemyError, OSError):
             return False
         return True
 
@@ -154,6 +163,10 @@ class Database:
             self._together = {}
         for door in doors:
             door.close()
+        # A ping out is left to end on its own; a later one gets a new thread.
+        self._pinger.shutdown(wait=False, cancel_futures=True)
+        self._pinger = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pharaon-ping")
+        self._ping_out = None
         self.transactions.close()
 
     def _door(
@@ -208,11 +221,10 @@ class Database:
             _log.exception("a batch of %d failed; each is served alone", len(requests))
             return [self._write_together(fn, [one])[0] for one in requests]
 
-    def _ping(self) -> None:
-        try:
-            self.transactions.ping()
-        finally:
-            self._pinging = False
+
+def _retrieved(answer: asyncio.Future[Any]) -> None:
+    if not answer.cancelled():
+        answer.exception()
 
 
 def _by_connection(fn: Callable[..., T], kwargs: dict[str, Any], connection: Any) -> T:
