@@ -467,17 +467,8 @@ class RevealedKeysOut(BaseModel):
 
     @classmethod
     def of(cls, keys: Revealed) -> RevealedKeysOut:
-        return cls(
-            block_id=keys.block_id,
-            vendor_key=keys.vendor_key,
-            operator_key=keys.operator_key,
-            vendor_key_commitment=keys.vendor_key_commitment,
-            operator_key_commitment=keys.operator_key_commitment,
-            design_name=keys.design_name,
-            design_digest=keys.design_digest,
-            revealed_at=keys.revealed_at,
-            block_ids=list(keys.block_ids),
-        )
+        # The same fields, by name: derived, not copied one by one.
+        return cls.model_validate(keys, from_attributes=True)
 
 
 # The player's protection (routers/protection.py).
