@@ -3,14 +3,17 @@ root the Infos tab publishes, and refuses a tampered proof; ``pharaon check-proo
 
 from __future__ import annotations
 
+import base64
 import json
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from playwright.sync_api import Page, Route, expect
 
-from tests.browser.conftest import PHARAON
+from pharaon.service import receipts
+from tests.browser.conftest import PHARAON, Server
 from tests.browser.helpers import api, deposit, press_buy, sign_up, tab, uncover
 
 pytestmark = pytest.mark.browser
@@ -111,7 +114,7 @@ def test_verify_holds_the_proof_against_the_kept_receipt(page: Page) -> None:
     kept = page.evaluate(f"localStorage.getItem('pharaon.receipt.{play['play_id']}')")
     assert kept is not None  # the purchase's receipt, kept by the page
     receipt = json.loads(kept)
-    assert f"play {play['play_id']}\n" in receipt["text"]
+    assert f"play_id {play['play_id']}\n" in receipt["text"]
     _verify(page, play["play_id"])
     verdict = page.locator("#proof-result")
     expect(verdict).to_have_attribute("data-verdict", "good")
@@ -125,3 +128,67 @@ def test_verify_holds_the_proof_against_the_kept_receipt(page: Page) -> None:
     _verify(page, play["play_id"])
     expect(verdict).to_have_attribute("data-verdict", "bad")
     expect(verdict).to_contain_text("n'est pas signé par la clé publiée des reçus")
+
+
+def _changing(field: str, value: object) -> Callable[[Route], None]:
+    """A route handler answering the true proof with its ``field`` made ``value``."""
+
+    def tamper(route: Route) -> None:
+        proof = route.fetch().json()
+        proof[field] = value
+        route.fulfill(json=proof)
+
+    return tamper
+
+
+def test_verify_refuses_a_proof_that_is_not_the_sale_its_receipt_signed(page: Page) -> None:
+    """A true proof (its path still leads to the published root) whose block's emission,
+    number or price is not what the kept receipt signed: refused, naming the field."""
+    play = _play_one(page)
+    true = api(page, f"/plays/{play['play_id']}/proof")
+    verdict = page.locator("#proof-result")
+    for field, value, words in [
+        ("emission", "E9", "l'émission"),
+        ("block_number", true["block_number"] + 1, "le numéro du bloc"),
+        ("price_cents", true["price_cents"] + 100, "le prix (en centimes)"),
+    ]:
+        page.route("**/api/v1/plays/*/proof", _changing(field, value))
+        _verify(page, play["play_id"])
+        expect(verdict).to_have_attribute("data-verdict", "bad")
+        expect(verdict).to_contain_text("preuve REFUSÉE")
+        expect(verdict).to_contain_text(
+            f"ne disent pas la même vente : {words} ({field}) vaut {true[field]} dans le reçu, "
+            f"{value} dans la preuve."
+        )
+        page.unroute("**/api/v1/plays/*/proof")
+    _verify(page, play["play_id"])  # the true proof again
+    expect(verdict).to_have_attribute("data-verdict", "good")
+
+
+def test_verify_still_reads_a_v1_receipt(page: Page, server: Server) -> None:
+    """A receipt kept before the block's emission, number and price were signed: held against
+    the proof on what it signed (its block, here)."""
+    play = _play_one(page)
+    key = f"pharaon.receipt.{play['play_id']}"
+    kept = json.loads(page.evaluate(f"localStorage.getItem('{key}')"))
+    said = dict(line.split(" ", 1) for line in kept["text"].splitlines()[1:])
+    signer = receipts.load(server.blocks_dir / "keys")
+    assert signer is not None
+    verdict = page.locator("#proof-result")
+    for block, good in ((said["block_id"], True), ("999999", False)):
+        text = (
+            f"pharaon/receipt/v1\nplay {said['play_id']}\nblock {block}\n"
+            f"serial {said['serial']}\ntime {said['time']}\nroot {said['merkle_root']}\n"
+        )
+        signature = base64.b64encode(signer._key.sign(text.encode())).decode()
+        receipt = json.dumps({"text": text, "signature": signature})
+        page.evaluate("([k, v]) => localStorage.setItem(k, v)", [key, receipt])
+        _verify(page, play["play_id"])
+        if good:
+            expect(verdict).to_have_attribute("data-verdict", "good")
+            expect(verdict).to_contain_text("Le reçu de vente signé, gardé par ce navigateur le")
+        else:
+            expect(verdict).to_have_attribute("data-verdict", "bad")
+            expect(verdict).to_contain_text(
+                f"le bloc (block_id) vaut 999999 dans le reçu, {play['block_id']} dans la preuve."
+            )

@@ -33,8 +33,9 @@ from pharaon.service import receipts
 def check_proof_command(
     file: Path, root: str | None, receipt: Path | None, receipt_key: str | None
 ) -> None:
-    """Check that a play's unit belongs to its block, and with --receipt that it is the unit
-    and the root the sale's signed receipt named: exit 0 and one line, or 1 and why not."""
+    """Check that a play's unit belongs to its block, and with --receipt that the proof is the
+    sale the signed receipt names (its play, block, emission, block number, price, unit and
+    root): exit 0 and one line, or 1 and why not."""
     if (receipt is None) != (receipt_key is None):
         fail("give both --receipt and --receipt-key, or neither")
     data = _json(file)
@@ -46,13 +47,9 @@ def check_proof_command(
     held = ""
     if receipt is not None and receipt_key is not None:
         sold = _receipt(_json(receipt), receipt_key)
-        said = (sold.play_id, sold.serial, sold.root)
-        if said != (checked.play_id, checked.serial, checked.merkle_root):
-            fail(
-                f"the proof is not the receipt's sale: the receipt says play {sold.play_id}, "
-                f"unit {sold.serial}, root {sold.root}",
-                code=1,
-            )
+        differs = receipts.disagreement(sold, data)
+        if differs is not None:
+            fail(f"the proof is not the receipt's sale: {differs}", code=1)
         held = f", as the receipt of {sold.time.isoformat()} signed"
     click.echo(
         f"good proof: {play}unit {checked.serial} (lot {format_cents(checked.lot_cents)}) "

@@ -108,10 +108,25 @@ def published_blocks(*, connection: Connection) -> list[PublishedBlock]:
     return out
 
 
-def merkle_root(*, connection: Connection, block_id: int) -> str:
-    """The Merkle root of block ``block_id``, as its proofs lead to (it never changes)."""
-    return str(
-        connection.execute(select(Block.merkle_root).where(Block.id == block_id)).scalar_one()
+@dataclass(frozen=True, slots=True)
+class BlockIdentity:
+    """What a sale's receipt signs of its block (none of it ever changes)."""
+
+    emission: str
+    block_number: int
+    price_cents: int
+    merkle_root: str  # as its proofs lead to
+
+
+def identity(*, connection: Connection, block_id: int) -> BlockIdentity:
+    """Block ``block_id``'s :class:`BlockIdentity`."""
+    row = connection.execute(
+        select(Block.emission, Block.block_number, Block.price_cents, Block.merkle_root).where(
+            Block.id == block_id
+        )
+    ).one()
+    return BlockIdentity(
+        str(row.emission), int(row.block_number), int(row.price_cents), str(row.merkle_root)
     )
 
 

@@ -112,10 +112,10 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     )
     app.state.settings = settings
     app.state.database = db
-    # The receipts' key, made at the first start (service/receipts.py), and the blocks' roots
-    # they name, read once each.
+    # The receipts' key, made at the first start (service/receipts.py), and the blocks'
+    # identities they sign, read once each.
     app.state.receipts = receipts.load(settings.keys_dir)
-    app.state.roots = {}
+    app.state.block_identities = {}
     metrics = observe.Metrics()
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.

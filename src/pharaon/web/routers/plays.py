@@ -64,11 +64,20 @@ async def _receipt(request: Request, db: Database, play: PlayView) -> dict[str, 
     signer: receipts.Signer | None = request.app.state.receipts
     if signer is None:
         return None
-    roots: dict[int, str] = request.app.state.roots  # a block's root never changes
-    root = roots.get(play.block_id)
-    if root is None:
-        root = roots[play.block_id] = await db.read(blocks.merkle_root, block_id=play.block_id)
-    sold = receipts.Sold(play.play_id, play.block_id, play.serial, play.created_at, root)
+    known: dict[int, blocks.BlockIdentity] = request.app.state.block_identities
+    block = known.get(play.block_id)  # a block's identity never changes
+    if block is None:
+        block = known[play.block_id] = await db.read(blocks.identity, block_id=play.block_id)
+    sold = receipts.Sold(
+        play_id=play.play_id,
+        block_id=play.block_id,
+        emission=block.emission,
+        block_number=block.block_number,
+        price_cents=block.price_cents,
+        serial=play.serial,
+        time=play.created_at,
+        merkle_root=block.merkle_root,
+    )
     return asdict(signer.receipt(sold))
 
 

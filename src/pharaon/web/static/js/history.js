@@ -171,10 +171,21 @@ async function verify(play, button) {
         receipt: held ? formatWhen(held.time) : null,
       };
     } else {
-      verdict = { ok: false, key: "proof_refused", params: { id: play.play_id }, why: result.reason };
+      verdict = {
+        ok: false,
+        key: "proof_refused",
+        params: { id: play.play_id },
+        why: result.reason,
+        whyParams: result.params,
+      };
     }
     renderVerdict();
   });
+}
+
+/** A refusal's reason `why` in words, with its values (a receipt's field, named here). */
+function reasonText(why, values = {}) {
+  return t(why, values.field ? { ...values, what: t(`receipt_field_${values.field}`) } : values);
 }
 
 function renderVerdict() {
@@ -184,7 +195,8 @@ function renderVerdict() {
     line.replaceChildren();
     return;
   }
-  const params = verdict.why ? { ...verdict.params, why: t(verdict.why) } : verdict.params;
+  const why = verdict.why ? reasonText(verdict.why, verdict.whyParams) : null;
+  const params = why ? { ...verdict.params, why } : verdict.params;
   line.textContent = t(verdict.key, params);
   if (verdict.receipt) line.textContent += ` ${t("receipt_ok", { when: verdict.receipt })}`;
   line.className = `proof-result${verdict.ok === true ? " good" : verdict.ok === false ? " bad" : ""}`;

@@ -191,10 +191,19 @@ const TEXT = {
     proof_other_unit: "La preuve reçue ne porte pas sur le jeu de cette partie.",
     proof_malformed: "La preuve reçue est mal formée.",
     proof_no_block: "Le bloc de cette partie ne figure pas parmi les blocs publiés.",
-    receipt_ok: "Le reçu de vente signé, gardé par ce navigateur le {when}, nomme ce même jeu et cette même racine.",
+    receipt_ok:
+      "Le reçu de vente signé, gardé par ce navigateur le {when}, nomme cette même partie, ce même jeu et ce même bloc.",
     receipt_bad_signature:
       "Le reçu de vente gardé par ce navigateur n'est pas signé par la clé publiée des reçus : il a été modifié.",
-    receipt_other_sale: "Le reçu de vente signé de cette partie nomme un autre jeu ou une autre racine que la preuve.",
+    receipt_other_sale:
+      "Le reçu de vente signé de cette partie et la preuve ne disent pas la même vente : {what} ({field}) vaut {signed} dans le reçu, {given} dans la preuve.",
+    receipt_field_play_id: "le numéro de partie",
+    receipt_field_block_id: "le bloc",
+    receipt_field_emission: "l'émission",
+    receipt_field_block_number: "le numéro du bloc",
+    receipt_field_price_cents: "le prix (en centimes)",
+    receipt_field_serial: "le numéro du jeu",
+    receipt_field_merkle_root: "la racine Merkle",
     blocks_title: "Blocs publiés",
     blocks_note:
       "Chaque bloc est fixé avant sa vente. Sa racine Merkle engage chacun de ses jeux et de ses lots : « Vérifier », dans l'historique, prouve qu'une partie est un jeu de ce bloc. Les deux clés qui ont tiré le bloc sont engagées par leur SHA-256.",
@@ -461,10 +470,18 @@ const TEXT = {
     proof_other_unit: "The proof received is not about this game's unit.",
     proof_malformed: "The proof received is malformed.",
     proof_no_block: "This game's block is not among the published blocks.",
-    receipt_ok: "The signed sale receipt this browser kept on {when} names the same unit and the same root.",
+    receipt_ok: "The signed sale receipt this browser kept on {when} names the same game, unit and block.",
     receipt_bad_signature:
       "The sale receipt this browser kept is not signed by the published receipts' key: it was changed.",
-    receipt_other_sale: "This game's signed sale receipt names another unit or root than the proof.",
+    receipt_other_sale:
+      "This game's signed sale receipt and the proof do not tell the same sale: {what} ({field}) is {signed} in the receipt, {given} in the proof.",
+    receipt_field_play_id: "the game number",
+    receipt_field_block_id: "the block",
+    receipt_field_emission: "the emission",
+    receipt_field_block_number: "the block number",
+    receipt_field_price_cents: "the price (in cents)",
+    receipt_field_serial: "the unit number",
+    receipt_field_merkle_root: "the Merkle root",
     blocks_title: "Published blocks",
     blocks_note:
       "Each block is fixed before its sale. Its Merkle root commits to every unit and prize in it: « Verify », in the history, proves that a game is a unit of that block. The two keys that drew the block are committed by their SHA-256.",
