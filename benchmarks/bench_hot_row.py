@@ -73,10 +73,7 @@ def _players(engine: Engine, count: int) -> list[int]:
             limits.set_limits(  # the moderators first, far above what a run stakes
                 session=session,
                 player_id=player_id,
-                daily_cents=None,
-                weekly_cents=10**12,
-                monthly_cents=None,
-                stakes={"stake_weekly": 10**12},
+                changes={"weekly": 10**12, "stake_weekly": 10**12},
                 now=utcnow(),
             )
             wallet.deposit(

@@ -4,9 +4,12 @@ set the player deposits and plays, up to the stake ceiling set beside them; in E
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from playwright.sync_api import Page, expect
 
+from pharaon.game.money import format_cents
 from tests.browser.helpers import (
     api,
     choose_stake,
@@ -61,6 +64,50 @@ def test_a_new_account_sets_its_moderators_before_the_first_deposit(page: Page) 
     assert refused.value.status == 403
     assert refused.value.json()["error"] == "stake_limit"
     expect(page.locator("#message")).to_contain_text("Limite de mises atteinte")
+
+
+def _save_limits(page: Page) -> Any:
+    """Press « Enregistrer les limites »; the body the page sent with PUT /me/limits."""
+    with page.expect_request(lambda r: r.method == "PUT" and r.url.endswith("/me/limits")) as put:
+        page.locator("#limits-submit").click()
+    expect(page.locator("#message")).to_contain_text("Limites enregistrées")
+    return put.value.post_data_json
+
+
+def test_the_form_sends_only_the_limits_changed_and_a_raise_stays(page: Page) -> None:
+    """Issue 37: the weekly deposit ceiling raised from 100 EUR to 200 EUR (waiting 48 hours),
+    then the weekly stake ceiling lowered in the same form: the page sends that one alone, and
+    the raise still waits."""
+    sign_up(page, moderators=("100", "100"))
+    tab(page, "Compte")
+    page.fill("#limit-weekly", "200")
+    assert _save_limits(page) == {"weekly_cents": 20_000}
+    pending = page.locator("#limits-pending")
+    expect(pending).to_contain_text(f"par semaine : {format_cents(20_000)}")
+    expect(page.locator("#limit-weekly")).to_have_value("100,00")  # in force until then
+    page.fill("#limit-stake_weekly", "50")
+    assert _save_limits(page) == {"stake_weekly_cents": 5_000}
+    limits = api(page, "/me")["limits"]
+    assert (limits["weekly_cents"], limits["stake_weekly_cents"]) == (10_000, 5_000)
+    assert [(p["period"], p["amount_cents"]) for p in limits["pending"]] == [("weekly", 20_000)]
+    expect(pending).to_contain_text(f"par semaine : {format_cents(20_000)}")
+    # A limit emptied is sent as null (no limit: a removal waits too); one retyped as it is
+    # in force, not at all.
+    page.fill("#limit-daily", "30")
+    assert _save_limits(page) == {"daily_cents": 3_000}
+    page.fill("#limit-daily", "")
+    page.fill("#limit-weekly", "100")
+    assert _save_limits(page) == {"daily_cents": None}
+    limits = api(page, "/me")["limits"]
+    assert {p["period"]: p["amount_cents"] for p in limits["pending"]} == {
+        "weekly": 20_000,
+        "daily": None,
+    }
+    # Lowering the weekly ceiling itself is what ends its raise.
+    page.fill("#limit-weekly", "80")
+    assert _save_limits(page) == {"weekly_cents": 8_000}
+    expect(pending).not_to_contain_text("par semaine :")
+    assert api(page, "/me")["limits"]["weekly_cents"] == 8_000
 
 
 def test_the_moderators_form_in_english(page: Page) -> None:

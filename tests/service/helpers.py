@@ -59,10 +59,7 @@ def set_moderators(session: Session, player_id: int, cents: int = 10**9) -> None
     limits.set_limits(
         session=session,
         player_id=player_id,
-        daily_cents=None,
-        weekly_cents=cents,
-        monthly_cents=None,
-        stakes={"stake_weekly": cents},
+        changes={"weekly": cents, "stake_weekly": cents},
         now=utcnow(),
     )
 

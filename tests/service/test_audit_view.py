@@ -40,9 +40,7 @@ def history(engine: Engine, db: Transactions, load: BlockLoader) -> dict[str, in
     db.write(
         limits.set_limits,
         player_id=ids["ana"],
-        daily_cents=5_000,
-        weekly_cents=10**9,  # the moderator, kept
-        monthly_cents=None,
+        changes={"daily": 5_000, "weekly": 10**9, "monthly": None},  # the moderator, kept
         now=now,
     )
     db.write(limits.self_exclude, player_id=ids["bob"], days=1, now=now)

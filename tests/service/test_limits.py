@@ -7,9 +7,9 @@ test_moderators.py; the limits as GET /me shows them: test_standing.py.)"""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
-from typing import Literal
 
 import pytest
 from sqlalchemy import Connection, Engine, literal, select
@@ -24,7 +24,7 @@ from pharaon.service.errors import (
 )
 from pharaon.service.orders import Order
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import AuditRecord, UnitRow
+from pharaon.store.tables import Account, AuditRecord, UnitRow
 from pharaon.store.transactions import Transactions
 from tests.conftest import BlockLoader
 from tests.service.helpers import buy, funded_player
@@ -40,27 +40,9 @@ def _player(engine: Engine) -> int:
     return funded_player(make_sessionmaker(engine), "ana", 0, moderators=False)
 
 
-def _set(
-    db: Transactions,
-    player_id: int,
-    now: datetime,
-    *,
-    daily: int | None = None,
-    weekly: int | None = None,
-    monthly: int | None = None,
-    loss: int | Literal["keep"] | None = "keep",
-    stakes: Mapping[str, int | None] | None = None,
-) -> limits.Limits:
-    return db.write(
-        limits.set_limits,
-        player_id=player_id,
-        daily_cents=daily,
-        weekly_cents=weekly,
-        monthly_cents=monthly,
-        loss_weekly_cents=loss,
-        stakes=stakes,
-        now=now,
-    )
+def _set(db: Transactions, player_id: int, now: datetime, **changes: int | None) -> limits.Limits:
+    """Set the limits named (by period: daily, .., stake_daily, .., loss), the others left."""
+    return db.write(limits.set_limits, player_id=player_id, changes=changes, now=now)
 
 
 def _get(db: Transactions, player_id: int, now: datetime) -> limits.Limits:
@@ -106,14 +88,9 @@ def test_a_lower_limit_applies_at_once_a_higher_one_after_48_hours(
 def test_negative_limits_are_refused_and_change_nothing(engine: Engine, db: Transactions) -> None:
     ana = _player(engine)
     _set(db, ana, T0, weekly=5_000)
-    for bad in ({"daily_cents": -1}, {"monthly_cents": -100}, {"loss_weekly_cents": -1}):
+    for bad in ({"daily": -1}, {"monthly": -100}, {"loss": -1}, {"yearly": 100}):
         with pytest.raises(InvalidError):
-            db.write(
-                limits.set_limits,
-                player_id=ana,
-                now=T0,
-                **{"daily_cents": 1, "weekly_cents": 1, "monthly_cents": 1, **bad},
-            )
+            _set(db, ana, T0, **{"daily": 1, "weekly": 1, "monthly": 1, **bad})
     assert _get(db, ana, T0) == limits.Limits(None, 5_000, None, ())
     assert _set(db, ana, T0, daily=0, weekly=5_000).daily_cents == 0  # zero: no deposit at all
 
@@ -138,14 +115,138 @@ def test_the_loss_limit_is_kept_unless_given_and_each_change_is_audited(
             if kind in ("deposit_limits", "loss_limit")
         ]
 
-    deposit_limits = {"player_id": ana, "weekly_cents": None, "monthly_cents": None}
+    def daily(cents: int) -> dict[str, object]:
+        return {
+            "player_id": ana,
+            "daily_cents": cents,
+            "limits_after": {"daily": [cents, None, None]},
+        }
+
+    def loss(cents: int, after: list[object]) -> dict[str, object]:
+        return {"player_id": ana, "loss_weekly_cents": cents, "limits_after": {"loss": after}}
+
     assert db.read(records) == [
-        ("deposit_limits", {**deposit_limits, "daily_cents": 100}),
-        ("loss_limit", {"player_id": ana, "loss_weekly_cents": 250}),
-        ("deposit_limits", {**deposit_limits, "daily_cents": 50}),
-        ("deposit_limits", {**deposit_limits, "daily_cents": 50}),
-        ("loss_limit", {"player_id": ana, "loss_weekly_cents": 300}),
+        ("deposit_limits", daily(100)),
+        ("loss_limit", loss(250, [250, None, None])),
+        ("deposit_limits", daily(50)),
+        ("deposit_limits", daily(50)),
+        ("loss_limit", loss(300, [250, 300, (T0 + RAISE).isoformat()])),
     ]
+
+
+def _records(db: Transactions, player_id: int) -> list[tuple[str, dict[str, object]]]:
+    """The limits' audit records of ``player_id`` (kind, payload), oldest first."""
+    rows = db.read(
+        lambda connection: connection.execute(
+            select(AuditRecord.kind, AuditRecord.payload)
+            .where(AuditRecord.kind.in_(("deposit_limits", "loss_limit", "stake_limits")))
+            .order_by(AuditRecord.seq)
+        ).all()
+    )
+    found = [(kind, json.loads(payload)) for kind, payload in rows]
+    return [(kind, payload) for kind, payload in found if payload["player_id"] == player_id]
+
+
+def test_a_limit_left_out_keeps_its_raise_waiting(engine: Engine, db: Transactions) -> None:
+    """Issue 37: the weekly deposit limit raised from 100 EUR to 200 EUR, then the weekly stake
+    limit lowered: the raise still waits, and comes into force after its 48 hours."""
+    ana = _player(engine)
+    _set(db, ana, T0, weekly=10_000, stake_weekly=5_000)
+    raised = _set(db, ana, T0 + timedelta(hours=1), weekly=20_000)
+    waiting = limits.Pending("weekly", 20_000, T0 + timedelta(hours=1) + RAISE)
+    assert (raised.weekly_cents, raised.pending) == (10_000, (waiting,))
+    lowered = _set(db, ana, T0 + timedelta(hours=2), stake_weekly=2_000)
+    assert (lowered.weekly_cents, lowered.stake_weekly_cents) == (10_000, 2_000)
+    assert lowered.pending == (waiting,)
+    # Nothing given: nothing changes, and nothing is recorded.
+    before = len(_records(db, ana))
+    assert _set(db, ana, T0 + timedelta(hours=3)) == lowered
+    assert len(_records(db, ana)) == before
+    assert _get(db, ana, waiting.effective_at).weekly_cents == 20_000
+    # Lowering that same limit is what ends a raise: at once, the raise forgotten.
+    _set(db, ana, T0 + timedelta(hours=4), weekly=30_000)
+    again = _set(db, ana, T0 + timedelta(hours=5), weekly=9_000)
+    assert (again.weekly_cents, again.pending) == (9_000, ())
+
+
+def test_the_audit_records_say_the_limits_in_force_after(engine: Engine, db: Transactions) -> None:
+    """Each record of a change names, for each period given, its row as it then stands:
+    ``[amount_cents, pending_cents, pending_effective_at]``; a period left out is absent, and
+    a kind of which none was given has no record."""
+    ana = _player(engine)
+    _set(db, ana, T0, daily=1_000, weekly=10_000, stake_weekly=5_000)
+    later = T0 + timedelta(hours=1)
+    # A raise (daily), a lowering (weekly); monthly, the stakes and the loss left out.
+    _set(db, ana, later, daily=2_000, weekly=8_000)
+    # The same raise asked again: its row as it stands, the delay not started anew; a loss
+    # limit removed where there was none.
+    _set(db, ana, later + timedelta(hours=5), daily=2_000, stake_daily=300, loss=None)
+    raise_at = (later + RAISE).isoformat()
+    assert _records(db, ana) == [
+        (
+            "deposit_limits",
+            {
+                "player_id": ana,
+                "daily_cents": 1_000,
+                "weekly_cents": 10_000,
+                "limits_after": {"daily": [1_000, None, None], "weekly": [10_000, None, None]},
+            },
+        ),
+        (
+            "stake_limits",
+            {
+                "player_id": ana,
+                "stake_weekly_cents": 5_000,
+                "limits_after": {"stake_weekly": [5_000, None, None]},
+            },
+        ),
+        (
+            "deposit_limits",
+            {
+                "player_id": ana,
+                "daily_cents": 2_000,
+                "weekly_cents": 8_000,
+                "limits_after": {"daily": [1_000, 2_000, raise_at], "weekly": [8_000, None, None]},
+            },
+        ),
+        (
+            "deposit_limits",
+            {
+                "player_id": ana,
+                "daily_cents": 2_000,
+                "limits_after": {"daily": [1_000, 2_000, raise_at]},
+            },
+        ),
+        (
+            "loss_limit",
+            {"player_id": ana, "loss_weekly_cents": None, "limits_after": {"loss": [None] * 3}},
+        ),
+        (
+            "stake_limits",
+            {
+                "player_id": ana,
+                "stake_daily_cents": 300,
+                "limits_after": {"stake_daily": [300, None, None]},
+            },
+        ),
+    ]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("database_url", ["postgresql"], indirect=True)
+def test_a_change_of_limits_waits_for_the_player_s_account(
+    engine: Engine, db: Transactions
+) -> None:
+    """set_limits locks the player's account row before the limits, as a sale or a deposit
+    does: a change asked while one of them holds it is made once that one has committed."""
+    ana = _player(engine)
+    with ThreadPoolExecutor(1) as pool:
+        with engine.begin() as holder:
+            holder.execute(select(Account.id).where(Account.player_id == ana).with_for_update())
+            change = pool.submit(_set, db, ana, T0, weekly=5_000)
+            time.sleep(0.5)
+            assert not change.done()
+        assert change.result(timeout=10).weekly_cents == 5_000
 
 
 @pytest.mark.parametrize(("period", "span"), list(limits.PERIODS.items()))
@@ -153,15 +254,9 @@ def test_a_deposit_limit_counts_the_deposits_of_its_window(
     engine: Engine, db: Transactions, period: str, span: timedelta
 ) -> None:
     ana = _player(engine)
-    db.write(
-        limits.set_limits,
-        player_id=ana,
-        now=T0 - timedelta(days=40),
-        # The moderators too, without which no deposit is taken.
-        **{f"{p}_cents": 1_000 if p == period else None for p in limits.PERIODS}
-        | ({} if period == "weekly" else {"weekly_cents": MODERATOR}),
-        stakes={"stake_weekly": MODERATOR},
-    )
+    # The moderators too, without which no deposit is taken.
+    _set(db, ana, T0 - timedelta(days=40), weekly=MODERATOR, stake_weekly=MODERATOR)
+    _set(db, ana, T0 - timedelta(days=40), **{period: 1_000})
     assert _deposit(db, ana, 600, T0) == 600
     with pytest.raises(DepositLimitReachedError) as refused:
         _deposit(db, ana, 401, T0 + span - timedelta(seconds=1))
@@ -173,7 +268,7 @@ def test_a_deposit_limit_counts_the_deposits_of_its_window(
 
 def test_a_raised_deposit_limit_waits_its_48_hours(engine: Engine, db: Transactions) -> None:
     ana = _player(engine)
-    _set(db, ana, T0, daily=500, weekly=MODERATOR, stakes={"stake_weekly": MODERATOR})
+    _set(db, ana, T0, daily=500, weekly=MODERATOR, stake_weekly=MODERATOR)
     _set(db, ana, T0 + timedelta(hours=1), daily=2_000, weekly=MODERATOR)
     with pytest.raises(DepositLimitReachedError):
         _deposit(db, ana, 501, T0 + timedelta(hours=48, minutes=59))

@@ -32,10 +32,7 @@ def _scenario(engine: Engine, name: str) -> list[str]:
         limits.set_limits(
             session=session,
             player_id=player_id,
-            daily_cents=None,
-            weekly_cents=10**9,  # the moderator, kept
-            monthly_cents=None,
-            loss_weekly_cents=250,
+            changes={"weekly": 10**9, "loss": 250},  # the moderator, kept
             now=week_ago,
         )
     seen: list[str] = []
@@ -94,10 +91,7 @@ def test_raising_the_loss_limit_waits_its_delay(engine: Engine) -> None:
             return limits.set_limits(
                 session=session,
                 player_id=player_id,
-                daily_cents=None,
-                weekly_cents=10**9,  # the moderator, kept
-                monthly_cents=None,
-                loss_weekly_cents=value,
+                changes={"weekly": 10**9, "loss": value},  # the moderator, kept
                 now=at,
             )
 
@@ -116,9 +110,7 @@ def test_raising_the_loss_limit_waits_its_delay(engine: Engine) -> None:
         kept = limits.set_limits(
             session=session,
             player_id=player_id,
-            daily_cents=100,
-            weekly_cents=10**9,  # the moderator, kept
-            monthly_cents=None,
+            changes={"daily": 100, "weekly": 10**9},  # the moderator, kept
             now=now + limits.RAISE_DELAY,
         )
     assert (kept.daily_cents, kept.loss_weekly_cents) == (100, None)
@@ -135,10 +127,7 @@ def test_a_purchase_refused_for_several_reasons_gets_the_first(engine: Engine) -
         limits.set_limits(
             session=session,
             player_id=players["all"],
-            daily_cents=None,
-            weekly_cents=10**9,  # the moderator, kept
-            monthly_cents=None,
-            loss_weekly_cents=50,
+            changes={"weekly": 10**9, "loss": 50},  # the moderator, kept
             now=now,
         )
         for name in ("all", "excluded"):

@@ -42,10 +42,7 @@ def _set(
     return db.write(
         limits.set_limits,
         player_id=player_id,
-        daily_cents=None,
-        weekly_cents=weekly,
-        monthly_cents=None,
-        stakes=stakes,
+        changes={"weekly": weekly, **(stakes or {})},
         raise_delay=raise_delay,
         now=now,
     )

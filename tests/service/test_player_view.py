@@ -77,9 +77,7 @@ def test_the_player_s_file(engine: Engine, db: Transactions, load: BlockLoader) 
     db.write(
         limits.set_limits,
         player_id=ana,
-        daily_cents=500,
-        weekly_cents=10**9,  # the moderator, kept
-        monthly_cents=None,
+        changes={"daily": 500, "weekly": 10**9, "monthly": None},  # the moderator, kept
         now=now,
     )
     sold = [

@@ -48,9 +48,7 @@ def test_the_limits_in_force_and_the_raises_waiting(engine: Engine) -> None:
             limits.set_limits(
                 session=session,
                 player_id=player_id,
-                daily_cents=daily,
-                weekly_cents=None,
-                monthly_cents=monthly,
+                changes={"daily": daily, "weekly": None, "monthly": monthly},
                 now=utcnow(),
             )
     found = _look_up(engine, player_id)

@@ -504,10 +504,10 @@ class LifeOfPlayers(RuleBasedStateMachine):
         # nothing is charged or credited again: the invariants check the balances
 
     def _put_limits(self, player: Model, wanted: dict[str, int | None]) -> None:
-        """PUT /me/limits with ``wanted`` (the loss and stake limits left out unless in it),
-        and check the answer against the model's rule: equal or lower at once, higher or none
-        in 48 hours; a moderator set (or waiting) never removed."""
-        body = {FIELDS[kind]: wanted[kind] for kind in (*PERIODS, *wanted)}
+        """PUT /me/limits with ``wanted`` (every limit not in it left out: unchanged, its
+        raise still waiting), and check the answer against the model's rule: equal or lower
+        at once, higher or none in 48 hours; a moderator set (or waiting) never removed."""
+        body = {FIELDS[kind]: new for kind, new in wanted.items()}
         asked = utcnow()
         before = _footprint(self.world.engine)
         r = player.api.put("/me/limits", body)
@@ -583,16 +583,13 @@ class LifeOfPlayers(RuleBasedStateMachine):
 
     @rule(player=players, deposits=moderator_values, stakes=moderator_values)
     def set_moderators(self, player: Model, deposits: int | None, stakes: int | None) -> None:
-        """The moderators alone (the other deposit limits sent back as they are in force)."""
-        player.settle(self.hour)
-        kept = {p: player.limits[p] for p in PERIODS}
-        self._put_limits(player, {**kept, "weekly": deposits, "stake_weekly": stakes})
+        """The moderators alone (the other limits left out: unchanged, with their raises)."""
+        self._put_limits(player, {"weekly": deposits, "stake_weekly": stakes})
 
     @rule(player=players, loss=loss_values)
     def set_loss_limit(self, player: Model, loss: int | None) -> None:
-        """The loss limit alone, the deposit limits in force sent back as they are."""
-        player.settle(self.hour)
-        self._put_limits(player, {**{p: player.limits[p] for p in PERIODS}, LOSS: loss})
+        """The loss limit alone (the others left out: unchanged, with their raises)."""
+        self._put_limits(player, {LOSS: loss})
 
     # Not before a few purchases: a paused player can do little else, and runs would end idle.
     @precondition(lambda self: self.tried >= 2)
@@ -613,12 +610,11 @@ class LifeOfPlayers(RuleBasedStateMachine):
     @rule(player=players, wrong=st.sampled_from(["daily", "loss", "short", "long"]))
     def bad_input(self, player: Model, wrong: str) -> None:
         """A negative limit, a cool-off under 24 hours or over 7 days: 422, nothing changed."""
-        # The moderators in force sent back as they are: only the wrong field is refused.
-        limits: dict[str, Any] = {f"{p}_cents": player.limits[p] for p in PERIODS}
+        body: dict[str, Any]
         if wrong == "daily":
-            route, body = "/me/limits", limits | {"daily_cents": -1}
+            route, body = "/me/limits", {"daily_cents": -1}
         elif wrong == "loss":
-            route, body = "/me/limits", limits | {"loss_weekly_cents": -100}
+            route, body = "/me/limits", {"loss_weekly_cents": -100}
         else:
             route, body = "/me/cool-off", {"hours": 23 if wrong == "short" else 7 * 24 + 1}
         before = _footprint(self.world.engine)

@@ -193,9 +193,7 @@ def test_a_deposit_past_a_limit_is_refused_with_its_balance_untouched(
     db.write(
         limits.set_limits,
         player_id=ana,
-        daily_cents=1_000,
-        weekly_cents=10**9,  # the moderator, kept
-        monthly_cents=None,
+        changes={"daily": 1_000, "weekly": 10**9, "monthly": None},  # the moderator, kept
         now=utcnow(),
     )
     _deposit(db, ana, 600, "a")

@@ -120,6 +120,50 @@ def test_moderators_then_deposit_limits(engine: Engine, client: TestClient) -> N
     assert (r.status_code, r.json()["error"]) == (422, "validation_error")
 
 
+def test_a_limit_left_out_keeps_its_raise_waiting(engine: Engine, client: TestClient) -> None:
+    """Issue 37: the weekly deposit limit raised from 100 EUR to 200 EUR (waiting 48 hours),
+    then the weekly stake limit lowered: each body names only what it changes, and the raise
+    still waits."""
+    player = Player(client, "ana@example.org", moderators=False)
+    r = player.put("/me/limits", {"weekly_cents": 10_000, "stake_weekly_cents": 5_000})
+    assert r.status_code == 200, r.text
+    assert r.json()["moderators_set"] is True
+    raised = player.put("/me/limits", {"weekly_cents": 20_000}).json()
+    assert raised["weekly_cents"] == 10_000
+    [waiting] = raised["pending"]
+    assert (waiting["period"], waiting["amount_cents"]) == ("weekly", 20_000)
+    lowered = player.put("/me/limits", {"stake_weekly_cents": 2_000})
+    assert lowered.status_code == 200, lowered.text
+    assert (lowered.json()["weekly_cents"], lowered.json()["stake_weekly_cents"]) == (10_000, 2_000)
+    assert lowered.json()["pending"] == [waiting]
+    # An empty body changes nothing; null is still "no limit" (a removal waits like a raise).
+    assert player.put("/me/limits", {}).json() == lowered.json()
+    removal = player.put("/me/limits", {"daily_cents": None, "monthly_cents": 50_000}).json()
+    assert (removal["daily_cents"], removal["monthly_cents"]) == (None, 50_000)
+    assert removal["pending"] == [waiting]
+    # The moderators rule holds on a body of one field.
+    r = player.put("/me/limits", {"weekly_cents": None})
+    assert (r.status_code, r.json()["error"]) == (422, "validation_error")
+    assert "weekly_cents is a moderator" in r.json()["detail"]
+    assert player.get("/me").json()["limits"]["pending"] == [waiting]
+    # The old ceiling holds until the raise is due, then the new one.
+    assert player.deposit(10_000) == 10_000
+    r = player.post("/deposits", {"amount_cents": 1}, key="over")
+    assert (r.status_code, r.json()["error"]) == (403, "deposit_limit")
+    with engine.begin() as conn:
+        conn.execute(
+            update(DepositLimit)
+            .where(DepositLimit.period == "weekly")
+            .values(pending_effective_at=datetime.now(UTC) - timedelta(seconds=1))
+        )
+    assert player.get("/me").json()["limits"]["weekly_cents"] == 20_000
+    assert player.deposit(10_000) == 20_000
+    # Lowering that same limit is what ends a raise waiting: at once.
+    assert player.put("/me/limits", {"weekly_cents": 30_000}).json()["pending"] != []
+    again = player.put("/me/limits", {"weekly_cents": 15_000}).json()
+    assert (again["weekly_cents"], again["pending"]) == (15_000, [])
+
+
 def test_a_stake_past_a_stake_limit_is_refused(load: BlockLoader, player: Player) -> None:
     load(100)
     player.deposit(1_000)

@@ -50,7 +50,12 @@ BAD_BODIES: list[tuple[str, str, Any]] = [
     ("POST", "/sessions", {"email": 1, "password": 2}),
     ("PUT", "/me/limits", {"daily_cents": "100", "weekly_cents": None, "monthly_cents": None}),
     ("PUT", "/me/limits", {"daily_cents": 1.5, "weekly_cents": None, "monthly_cents": None}),
-    ("PUT", "/me/limits", {"daily_cents": 100}),
+    ("PUT", "/me/limits", {"stake_daily_cents": "100"}),
+    ("PUT", "/me/limits", {"loss_weekly_cents": -1}),
+    ("PUT", "/me/limits", {"monthly_cents": 10**13}),
+    ("PUT", "/me/limits", {"yearly_cents": 100}),
+    ("PUT", "/me/limits", {"weekly_cents": None}),  # a moderator removed
+    ("PUT", "/me/limits", [100]),
     ("POST", "/me/self-exclusion", {"days": -3}),
     ("POST", "/deposits", {"amount_cents": 0}),
     ("POST", "/deposits", {"amount_cents": -100}),

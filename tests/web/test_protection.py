@@ -184,7 +184,12 @@ def test_every_protection_change_is_one_audit_record(engine: Engine, client: Tes
     # Each with where it came from, for the regulator's trace (service/traces.py).
     seen = {"session_id": payloads[0]["session_id"], "address": "testclient"}
     assert len(str(seen["session_id"])) == 16
-    assert payloads[1] == {"player_id": player.player_id, "loss_weekly_cents": 2_000, **seen}
+    assert payloads[1] == {
+        "player_id": player.player_id,
+        "loss_weekly_cents": 2_000,
+        "limits_after": {"loss": [2_000, None, None]},
+        **seen,
+    }
     assert payloads[2] == {"player_id": player.player_id, "minutes": 30, **seen}
     assert payloads[3]["hours"] == 24
     assert payloads[4]["days"] == 2

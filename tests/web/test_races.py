@@ -54,13 +54,15 @@ def _at_once(
     headers: dict[str, str] | None = None,
 ) -> list[Any]:
     """``ask`` ``count`` times at the same moment, alternately on each server. Each server is
-    first sent an empty body on ``route`` ("METHOD /path", answered 422): FastAPI builds a
-    route's body validator on its first request, under ``warnings.catch_warnings``, which is
-    not thread-safe (pytest's warnings-as-errors would leak into a concurrent first build)."""
+    first sent a body that is not an object on ``route`` ("METHOD /path", answered 422):
+    FastAPI builds a route's body validator on its first request, under
+    ``warnings.catch_warnings``, which is not thread-safe (pytest's warnings-as-errors would
+    leak into a concurrent first build). (Not ``{}``: a route whose fields are all optional,
+    as ``PUT /me/limits``, takes it.)"""
     method, path = route.split()
     for client in servers:
-        empty = client.request(method, f"/api/v1{path}", json={}, headers=headers)
-        assert empty.status_code == 422, empty.text
+        wrong = client.request(method, f"/api/v1{path}", json=[], headers=headers)
+        assert wrong.status_code == 422, wrong.text
     barrier = threading.Barrier(count)
 
     def one(n: int) -> Any:

@@ -6,7 +6,8 @@ A lowered limit applies at once; a raised one only after the raise delay (48 hou
 settings say otherwise, ``PHARAON_LIMIT_RAISE_HOURS``), and waits as pending until then. Every
 kind is a row of ``deposit_limits`` (its ``period``: ``daily``, ``weekly``, ``monthly`` for
 deposits, ``stake_daily`` .. ``stake_monthly`` for stakes, ``loss``), so all follow the same
-rule. The two moderators may be changed but never removed.
+rule. The two moderators may be changed but never removed. A change names only the limits it
+changes: the others, and the raises they wait for, stay as they are.
 
 The stakes of a window are read from the player's stakes per hour (``stake_hours``, added to by
 each sale): the window of ``span`` at ``now`` counts the hours from the one ``span`` before the
@@ -26,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Literal
+from typing import Any
 
 from sqlalchemy import (
     BigInteger,
@@ -55,7 +56,7 @@ from pharaon.service.errors import (
     StakeLimitReachedError,
 )
 from pharaon.store.dialect import Parts, PerDialect
-from pharaon.store.tables import Deposit, DepositLimit, Player, PlayRow, StakeHour
+from pharaon.store.tables import Account, Deposit, DepositLimit, Player, PlayRow, StakeHour
 from pharaon.store.types import UTCDateTime
 
 PERIODS: dict[str, timedelta] = {
@@ -68,6 +69,8 @@ LOSS_WINDOW = timedelta(days=7)
 # The stake limits' rows, and the span each counts.
 STAKE_PERIODS: dict[str, timedelta] = {f"stake_{p}": span for p, span in PERIODS.items()}
 KINDS = (*PERIODS, *STAKE_PERIODS, LOSS)
+# Each kind's field in PUT /me/limits, in Limits and in the audit records.
+FIELDS = {kind: "loss_weekly_cents" if kind == LOSS else f"{kind}_cents" for kind in KINDS}
 # The moderators: set before the first deposit and the first stake, never removed.
 MODERATORS = ("weekly", "stake_weekly")
 RAISE_DELAY = timedelta(hours=48)  # the default of PHARAON_LIMIT_RAISE_HOURS
@@ -172,60 +175,63 @@ def _is_lower(new: int | None, current: int | None) -> bool:
     return new is not None and (current is None or new < current)
 
 
-Keep = Literal["keep"]
+# The audit record of each kind of limit, and the periods it covers, in the order appended.
+_RECORDS = (
+    ("deposit_limits", tuple(PERIODS)),
+    ("loss_limit", (LOSS,)),
+    ("stake_limits", tuple(STAKE_PERIODS)),
+)
+_LOCK_ACCOUNT = (
+    select(Account.id).where(Account.player_id == bindparam("player_id")).with_for_update()
+)
 
 
 def set_limits(
     *,
     session: Session,
     player_id: int,
-    daily_cents: int | None,
-    weekly_cents: int | None,
-    monthly_cents: int | None,
+    changes: Mapping[str, int | None],
     now: datetime,
-    loss_weekly_cents: int | Keep | None = "keep",
-    stakes: Mapping[str, int | None] | None = None,
     raise_delay: timedelta = RAISE_DELAY,
     seen: traces.Seen = traces.UNSEEN,
 ) -> Limits:
-    """Set the three deposit limits, unless ``"keep"`` the loss limit, and the stake limits
-    given in ``stakes`` (by period: ``stake_daily`` .. ``stake_monthly``; left out:
-    unchanged), None meaning no limit; lowering applies now, raising after ``raise_delay``. A
-    moderator (:data:`MODERATORS`) once set may not be removed. Each change is an audit
-    record."""
-    wanted: dict[str, int | None] = {
-        "daily": daily_cents,
-        "weekly": weekly_cents,
-        "monthly": monthly_cents,
-    }
-    if loss_weekly_cents != "keep":
-        wanted[LOSS] = loss_weekly_cents
-    for period, value in (stakes or {}).items():
-        if period not in STAKE_PERIODS:
-            raise InvalidError(f"stake limits are {', '.join(STAKE_PERIODS)}, got {period!r}")
-        wanted[period] = value
-    for period, value in wanted.items():
+    """Set the limits given in ``changes`` (cents by period, :data:`KINDS`; None: no limit),
+    each one left out unchanged, its pending raise kept: lowering applies now, raising after
+    ``raise_delay``; giving the amount in force cancels a raise of that limit. A moderator
+    (:data:`MODERATORS`) once set may not be removed. One audit record per kind given
+    (``deposit_limits``, ``loss_limit``, ``stake_limits``): the amounts asked, and in
+    ``limits_after`` each period's row as it then stands, ``[amount_cents, pending_cents,
+    pending_effective_at]``.
+
+    The player's account row is locked first, as the sale and the deposit lock it: a change
+    is ordered with the player's purchases and deposits."""
+    for period, value in changes.items():
+        if period not in FIELDS:
+            raise InvalidError(f"limits are {', '.join(KINDS)}, got {period!r}")
         if value is not None and value < 0:
-            raise InvalidError(f"{_field(period)} must be >= 0 or null, got {value}")
+            raise InvalidError(f"{FIELDS[period]} must be >= 0 or null, got {value}")
+    given = sorted(changes)
     connection = session.connection()
+    connection.execute(_LOCK_ACCOUNT, {"player_id": player_id}).all()
     # Each period's row made if missing, then all of them locked: of concurrent changes, each
     # reads what the one before it wrote.
-    for period in sorted(wanted):
+    for period in given:
         connection.execute(_ENSURE_LIMIT.on(connection), {"player_id": player_id, "period": period})
-    rows = {
+    rows: dict[str, LimitRow] = {
         row[0]: row
         for row in connection.execute(
             select(*LIMIT_COLUMNS)
-            .where(DepositLimit.player_id == player_id, DepositLimit.period.in_(sorted(wanted)))
+            .where(DepositLimit.player_id == player_id, DepositLimit.period.in_(given))
             .order_by(DepositLimit.period)
             .with_for_update()
         )
     }
-    for period, new in wanted.items():
+    for period in given:
+        new = changes[period]
         current, waiting = _in_force(rows[period], now)
         if new is None and period in MODERATORS and (current, waiting) != (None, None):
             raise InvalidError(
-                f"{_field(period)} is a moderator: it may be lowered or raised, not removed"
+                f"{FIELDS[period]} is a moderator: it may be lowered or raised, not removed"
             )
         values: dict[str, object]
         if new == current or _is_lower(new, current):
@@ -238,47 +244,33 @@ def set_limits(
                 "pending_cents": new,
                 "pending_effective_at": now + raise_delay,
             }
-        connection.execute(
+        rows[period] = connection.execute(
             update(DepositLimit)
             .where(DepositLimit.player_id == player_id, DepositLimit.period == period)
             .values(**values)
-        )
-    audit.append(
-        session,
-        kind="deposit_limits",
-        actor=audit.player_actor(player_id),
-        payload={
-            "player_id": player_id,
-            **{f"{p}_cents": wanted[p] for p in PERIODS},
-            **seen.fields(),
-        },
-        now=now,
-    )
-    if LOSS in wanted:
-        audit.append(
-            session,
-            kind="loss_limit",
-            actor=audit.player_actor(player_id),
-            payload={"player_id": player_id, "loss_weekly_cents": wanted[LOSS], **seen.fields()},
-            now=now,
-        )
-    if any(p in wanted for p in STAKE_PERIODS):
-        audit.append(
-            session,
-            kind="stake_limits",
-            actor=audit.player_actor(player_id),
-            payload={
+            .returning(*LIMIT_COLUMNS)
+        ).one()
+    actor = audit.player_actor(player_id)
+    records: list[tuple[str, str, dict[str, Any]]] = []
+    for kind, covered in _RECORDS:
+        periods = [p for p in covered if p in changes]
+        if periods:
+            payload = {
                 "player_id": player_id,
-                **{f"{p}_cents": wanted[p] for p in STAKE_PERIODS if p in wanted},
+                **{FIELDS[p]: changes[p] for p in periods},
+                "limits_after": {p: _row_after(rows[p]) for p in periods},
                 **seen.fields(),
-            },
-            now=now,
-        )
+            }
+            records.append((kind, actor, payload))
+    if records:
+        audit.append_many(session, records=records, now=now)
     return get_limits(connection=connection, player_id=player_id, now=now)
 
 
-def _field(period: str) -> str:
-    return "loss_weekly_cents" if period == LOSS else f"{period}_cents"
+def _row_after(row: LimitRow) -> list[int | str | None]:
+    """A limit's row as an audit record shows it: amount, pending amount, pending time."""
+    _, amount_cents, pending_cents, effective_at = row
+    return [amount_cents, pending_cents, None if effective_at is None else effective_at.isoformat()]
 
 
 def moderators_refusal(found: Limits) -> ModeratorsRequiredError | None:

@@ -55,10 +55,10 @@ class SessionOut(BaseModel):
 
 
 class LimitsIn(In):
-    daily_cents: Cents | None = Field(ge=0, le=10**12)
-    weekly_cents: Cents | None = Field(ge=0, le=10**12)
-    monthly_cents: Cents | None = Field(ge=0, le=10**12)
-    # Left out: unchanged (a body without it does not remove the loss or a stake limit).
+    # Each left out: unchanged, with the raise it waits for (null is "no limit", not that).
+    daily_cents: Cents | None = Field(default=None, ge=0, le=10**12)
+    weekly_cents: Cents | None = Field(default=None, ge=0, le=10**12)
+    monthly_cents: Cents | None = Field(default=None, ge=0, le=10**12)
     loss_weekly_cents: Cents | None = Field(default=None, ge=0, le=10**12)
     stake_daily_cents: Cents | None = Field(default=None, ge=0, le=10**12)
     stake_weekly_cents: Cents | None = Field(default=None, ge=0, le=10**12)

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import timedelta
-from typing import Literal
 
 from fastapi import APIRouter, Request
 
@@ -70,27 +69,20 @@ async def set_limits(
     db: DatabaseDep,
     settings: SettingsDep,
 ) -> LimitsOut:
-    """Set the deposit limits, and the weekly loss limit and the stake limits (each left out:
-    unchanged): lowering applies at once, raising after ``PHARAON_LIMIT_RAISE_HOURS`` (48).
-    The weekly deposit ceiling and the weekly stake ceiling are the moderators: deposits and
+    """Set the limits the body gives (deposits per 24 hours, 7 and 30 days, the weekly loss
+    limit, stakes per 24 hours, 7 and 30 days), each left out unchanged with any raise it
+    waits for: lowering applies at once, raising after ``PHARAON_LIMIT_RAISE_HOURS`` (48). The
+    weekly deposit ceiling and the weekly stake ceiling are the moderators: deposits and
     purchases wait for both, and once set they may be changed, not removed (422)."""
-    loss: int | Literal["keep"] | None = "keep"
-    if "loss_weekly_cents" in body.model_fields_set:
-        loss = body.loss_weekly_cents
-    stakes = {
-        period: getattr(body, f"{period}_cents")
-        for period in limits.STAKE_PERIODS
-        if f"{period}_cents" in body.model_fields_set
-    }
     found = await db.write(
         limits.set_limits,
         player_id=current.player_id,
-        daily_cents=body.daily_cents,
-        weekly_cents=body.weekly_cents,
-        monthly_cents=body.monthly_cents,
+        changes={
+            kind: getattr(body, field)
+            for kind, field in limits.FIELDS.items()
+            if field in body.model_fields_set
+        },
         now=utcnow(),
-        loss_weekly_cents=loss,
-        stakes=stakes,
         raise_delay=timedelta(hours=settings.limit_raise_hours),
         seen=seen(request, current),
     )

@@ -79,6 +79,8 @@ async function deposit(cents, key) {
   });
 }
 
+// Sends only the limits the player changed (each field against the limit in force it shows):
+// a limit left out stays as it is, and so does a raise it waits for.
 async function saveLimits() {
   const body = {};
   for (const [period, key] of Object.entries(LIMIT_KEYS)) {
@@ -94,7 +96,7 @@ async function saveLimits() {
       $(`limit-${period}`).focus();
       return;
     }
-    body[key] = cents;
+    if (cents !== (state.me?.limits?.[key] ?? null)) body[key] = cents;
   }
   await busy([$("limits-submit")], async () => {
     clearMessage();
