@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import date, timedelta
 
 import pytest
-from sqlalchemy import Engine, func, select
+from sqlalchemy import Engine, func, insert, select
 
 from pharaon.game.modes import Mode
 from pharaon.service import banned, identity, standing
@@ -79,10 +79,70 @@ def _entries(db: Transactions) -> list[tuple[str, str, date]]:
         ("Œdipe", "oedipe"),
         ("Straße", "strasse"),
         ("ÇAĞLAR", "caglar"),
+        # Issue 37: every character that is not a letter dropped, whatever it is.
+        ("Dupont_Moretti", "dupontmoretti"),
+        ("Dupont.Moretti", "dupontmoretti"),
+        ("Dupont/Moretti (2)", "dupontmoretti"),
+        ("Dupont\u00a0Moretti", "dupontmoretti"),  # a no-break space
+        ("Ｄｕｐｏｎｔ", "dupont"),  # full-width letters
+        ("ﬁliol", "filiol"),  # the « fi » ligature
+        ("Ĳsselmeer", "ijsselmeer"),
+        ("Dupont\u0301", "dupont"),  # a combining accent typed apart
+        ("42 _-'.", ""),
     ],
 )
 def test_names_are_compared_normalised(written: str, key: str) -> None:
     assert banned.name_key(written) == key
+    assert banned.name_key(key) == key  # a key is its own key
+
+
+# The ways a clerk or a file may write « Dupont-Moretti », « Dupont » and « Éloïse ».
+VARIANTS = [
+    ("Dupont_Moretti", "Éloïse"),
+    ("dupont-moretti", "eloise"),
+    ("DUPONT MORETTI", "ELOISE"),
+    ("Dupont.Moretti", "Eloïse"),
+    ("Dupont'Moretti", "Éloïse."),
+    ("Dupont’Moretti", "É-loïse"),
+    ("Dûpont Morétti", "Èloîse"),
+    ("Ｄｕｐｏｎｔ－Ｍｏｒｅｔｔｉ", "Ｅｌｏｉｓｅ"),
+    ("Dupont-Moretti 2", "Eloise*"),
+    ("  dupont -- moretti ", "e l o i s e"),
+]
+NEAR_MISSES = [
+    ("Dupond-Moretti", "Éloïse"),  # a letter differs
+    ("Dupont-Moreti", "Éloïse"),  # a letter fewer
+    ("Dupont-Moretti", "Héloïse"),  # a letter more
+    ("Moretti-Dupont", "Éloïse"),  # the same letters in another order
+]
+
+
+def _listed(db: Transactions, last: str, first: str, born: date = date(1980, 1, 1)) -> bool:
+    return db.read(banned.is_listed, last_name=last, first_names=first, birth_date=born)
+
+
+def test_a_name_is_found_however_written_and_not_a_letter_apart(db: Transactions) -> None:
+    for on_list in ("Dupont-Moretti", "DUPONT_MORETTI", "dupont.moretti"):
+        _load(db, (HEADER + f"{on_list},Éloïse,1980-01-01\n").encode())
+        found = {(last, first): _listed(db, last, first) for last, first in VARIANTS}
+        assert found == dict.fromkeys(VARIANTS, True), on_list
+        missed = {(last, first): _listed(db, last, first) for last, first in NEAR_MISSES}
+        assert missed == dict.fromkeys(NEAR_MISSES, False), on_list
+        assert not _listed(db, *VARIANTS[0], date(1980, 1, 2))  # another birth date
+
+
+def test_a_list_loaded_with_the_old_keys_still_matches(db: Transactions) -> None:
+    """Keys written before name_key dropped every non-letter (« dupont_moretti »): the names
+    are compared through name_key on both sides, so they match until the list is loaded
+    again."""
+    db.write(
+        lambda session: session.execute(
+            insert(BannedGambler).values(
+                last_name="dupont_moretti", first_names="eloise", birth_date=date(1980, 1, 1)
+            )
+        )
+    )
+    assert _listed(db, "Dupont Moretti", "Éloïse")
 
 
 def test_a_file_is_read_into_distinct_entries() -> None:
@@ -227,6 +287,15 @@ def test_the_daily_check_suspends_each_match_once(engine: Engine, db: Transactio
         ).all()
     )
     assert [p for (p,) in banned_at] == [ana]
+
+
+def test_the_daily_check_finds_a_name_however_written(engine: Engine, db: Transactions) -> None:
+    admin = _operator(db)
+    ana = _verified(db, engine, admin, "ana", "Anne_Marie")  # on the list as Anne-Marie
+    _verified(db, engine, admin, "bob", "Anne_Maria")  # a letter apart
+    cid = _verified(db, engine, admin, "cid", "ＡＮＮＥ．ＭＡＲＩＥ")
+    _load(db)
+    assert db.write(banned.check_players, actor="server", now=utcnow()) == sorted([ana, cid])
 
 
 def test_two_servers_checking_at_once_suspend_once(

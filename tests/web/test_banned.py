@@ -72,3 +72,18 @@ def test_a_banned_person_is_refused_and_shown_to_operators_only(
     assert (shown["banned"], shown["suspended"]) == (True, True)
     play = bob.play()
     assert (play.status_code, play.json()["error"]) == (403, "suspended")
+
+
+def test_a_name_written_otherwise_is_still_refused(
+    client: TestClient, engine: Engine, settings: Settings, player: Player
+) -> None:
+    """Issue 37: the names on the document compared as the list's are, whatever separates
+    their words or however their letters are typed; a letter apart is another person."""
+    admin = _admin(client, engine, settings)
+    bob = Player(client, "bob@example.org")
+    _load(engine)
+    near = verify(client, admin, bob, last_name="Martín", first_names="Ana Lucio")
+    assert near.status_code == 201, near.text
+    refused = verify(client, admin, player, last_name="ＭＡＲＴＩＮ", first_names="Ana_Lucía")
+    assert (refused.status_code, refused.json()["error"]) == (403, "banned")
+    assert _file(client, admin, player)["banned"] is True

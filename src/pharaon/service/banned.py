@@ -6,13 +6,14 @@ document (service/identity.py :func:`~pharaon.service.identity.verify`), and eve
 player again once a day (:func:`check_players`, by the server's hourly chore and by
 ``pharaon banned check``).
 
-Names are compared by :func:`name_key` (case folded, accents and the spaces, hyphens and
-apostrophes between words dropped), birth dates exactly. The list keeps only those keys and
-the birth date: what a match needs. A match is suspended (the operator's suspension,
-service/measures.py, until lifted) and marked banned (``players.banned_at``), by one
-conditional statement that only touches players not banned already: a player is suspended
-once, whoever runs the check and however many at once. The player only ever sees
-``suspended``, never the list."""
+Names are compared by :func:`name_key` (NFKC, case folded, accents and every character that
+is not a letter dropped), birth dates exactly. The list keeps only those keys and the birth
+date: what a match needs. The keys are put through :func:`name_key` again when compared, so
+a list loaded before it last changed matches as it now says. A match is suspended (the
+operator's suspension, service/measures.py, until lifted) and marked banned
+(``players.banned_at``), by one conditional statement that only touches players not banned
+already: a player is suspended once, whoever runs the check and however many at once. The
+player only ever sees ``suspended``, never the list."""
 
 from __future__ import annotations
 
@@ -36,10 +37,7 @@ HEADER = ("last_name", "first_names", "birth_date")
 NAME_MAX = 200  # characters of a name once normalised (BannedGambler's columns)
 DAY = timedelta(days=1)
 _ISO_DATE = re.compile(r"^[0-9]{4}-[0-9]{2}-[0-9]{2}$")
-# Spaces, hyphens and dashes, apostrophes and their look-alikes: dropped between words, so
-# « Jean-Pierre », « jean pierre » and « JEANPIERRE » are one name.
-_SEPARATORS = re.compile(r"[\s\-\u2010-\u2015'\u2018\u2019\u02bc`\u00b4.]+")
-# Letters NFKD leaves whole but a clerk's keyboard spells with two.
+# Letters NFKC and NFD leave whole but a clerk's keyboard spells with two.
 _LIGATURES = str.maketrans({"œ": "oe", "æ": "ae", "ø": "o", "ł": "l", "đ": "d", "ı": "i"})
 
 
@@ -50,12 +48,14 @@ class BannedError(ForbiddenError):
 
 
 def name_key(text: str) -> str:
-    """``text`` as names are compared: case folded, decomposed (NFKD) with its accents
-    dropped, spaces, hyphens and apostrophes removed (« Éloïse-Marie d'Arc » is
-    ``eloisemariedarc``)."""
-    folded = unicodedata.normalize("NFKD", text.casefold())
-    bare = "".join(c for c in folded if not unicodedata.combining(c))
-    return _SEPARATORS.sub("", bare.translate(_LIGATURES))
+    """``text`` as names are compared, on the list and on an identity document alike: Unicode
+    NFKC (full-width letters, ligatures such as « ﬁ »), case folded, accents dropped (NFD,
+    then no combining mark), and every character that is not a letter dropped: spaces,
+    hyphens, apostrophes, dots, underscores, digits, symbols (« Éloïse-Marie d'Arc » and
+    « ELOISE_MARIE D ARC » are both ``eloisemariedarc``)."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    bare = "".join(c for c in unicodedata.normalize("NFD", folded) if not unicodedata.combining(c))
+    return "".join(c for c in bare.translate(_LIGATURES) if c.isalpha())
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,17 +165,20 @@ def load(*, session: Session, listed: ListFile, actor: str, now: datetime) -> in
 def is_listed(
     connection: Connection, *, last_name: str, first_names: str, birth_date: date
 ) -> bool:
-    """Whether the person of these names and birth date is on the list."""
-    found = connection.execute(
-        select(BannedGambler.id)
-        .where(
-            BannedGambler.birth_date == birth_date,
-            BannedGambler.last_name == name_key(last_name),
-            BannedGambler.first_names == name_key(first_names),
+    """Whether the person of these names and birth date is on the list: the birth date read
+    in the database, the names compared here by :func:`name_key`."""
+    wanted = (name_key(last_name), name_key(first_names))
+    born_that_day = connection.execute(
+        select(BannedGambler.last_name, BannedGambler.first_names).where(
+            BannedGambler.birth_date == birth_date
         )
-        .limit(1)
-    ).first()
-    return found is not None
+    )
+    return any(_same(wanted, last, first) for last, first in born_that_day)
+
+
+def _same(wanted: tuple[str, str], last_name: str, first_names: str) -> bool:
+    """Whether ``wanted`` (the keys of a person's names) are the names of a list's entry."""
+    return wanted == (name_key(last_name), name_key(first_names))
 
 
 def ban(
@@ -263,7 +266,7 @@ def check_players(
     matched = [
         int(player_id)
         for player_id, last, first, banned_last, banned_first in candidates
-        if name_key(last) == banned_last and name_key(first) == banned_first
+        if _same((name_key(last), name_key(first)), banned_last, banned_first)
     ]
     return ban(session, player_ids=matched, actor=actor, check="daily_check", now=now)
 
