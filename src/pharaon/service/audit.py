@@ -30,7 +30,7 @@ from sqlalchemy.orm import Session
 from pharaon.game.board import GRIDS
 from pharaon.game.modes import Mode
 from pharaon.pool import tlog
-from pharaon.service import logtree
+from pharaon.service import limits_audit, logtree
 from pharaon.service.errors import ServiceError
 from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import (
@@ -563,7 +563,8 @@ def run_audit(
     signed: Sequence[tuple[int, str]] = (),
 ) -> AuditReport:
     """Check the ledger, the balances, the pending lots, the withdrawals' accounts and
-    transactions, units against plays, block sizes and the audit chain, which must pass
+    transactions, units against plays, block sizes, the players' limits
+    (:mod:`pharaon.service.limits_audit`) and the audit chain, which must pass
     through every checkpoint: the stored ones and ``published`` (seq, sha256), copies kept
     outside the database; then that the Merkle tree over the chain has the roots that the
     stored tree, the stored checkpoints and ``signed`` (tree size, root hex: signed
@@ -581,7 +582,11 @@ def run_audit(
         *_check_units(connection),
     ]
     chain = _check_chain(connection, published, roots)
-    checks += [chain, _check_tree(claims, roots, chain_holds=chain[1])]
+    checks += [
+        chain,
+        _check_tree(claims, roots, chain_holds=chain[1]),
+        limits_audit.check_limits(connection),
+    ]
     return AuditReport(tuple(checks))
 
 

@@ -4,11 +4,12 @@ play, to the pending account for a ``jouer`` one (moved to the buyer at the four
 
 This is the one sale, on both databases: :func:`sell` sells a batch of orders in the caller's
 transaction, statement by statement, each step one statement for the whole batch (claim the
-keys, read the buyers and check their limits, take the units, count the stakes, move the money
-with the ledger, record the plays and append the audit records). A batch of one is a purchase
-alone; purchases that arrive together are sold together by the writer (``web/database.py``),
-so the rows every purchase touches (the block, the operator accounts, the audit head) are
-locked, and the transaction committed, once per batch: group commit.
+keys, lock the buyers' accounts, then read and check their limits, take the units, count the
+stakes, move the money with the ledger, record the plays and append the audit records). A
+batch of one is a purchase alone; purchases that arrive together are sold together by the
+writer (``web/database.py``), so the rows every purchase touches (the block, the operator
+accounts, the audit head) are locked, and the transaction committed, once per batch: group
+commit.
 
 Units are taken from the open block at each price, from one of its runs of serials
 (:mod:`pharaon.service.runs`): its ``next_serial`` read with the row locked (``FOR UPDATE`` on
@@ -77,43 +78,50 @@ from pharaon.store.types import UTCDateTime
 _SALE_LIMITS = ("weekly", *limits.STAKE_PERIODS, limits.LOSS)
 
 
-def _buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
-    limit_rows = (DepositLimit.player_id == Account.player_id) & DepositLimit.period.in_(
-        _SALE_LIMITS
+def _lock_buyers_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
+    return (
+        select(Account.player_id, Account.id, Account.balance_cents)
+        .where(sql.one_of(Account.player_id, "buyers"))
+        .order_by(Account.id)
+        .with_for_update()
     )
+
+
+def _standing_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
+    limit_rows = (DepositLimit.player_id == Player.id) & DepositLimit.period.in_(_SALE_LIMITS)
     # What each limit row counts, read only for the rows a buyer has: the loss of the week
     # (the plays of the window), the stakes of a stake limit's window (the hours').
     counted = case(
-        (DepositLimit.period == limits.LOSS, limits.net_loss(Account.player_id)),
+        (DepositLimit.period == limits.LOSS, limits.net_loss(Player.id)),
         *[
-            (DepositLimit.period == period, limits.stakes_since(Account.player_id, period))
+            (DepositLimit.period == period, limits.stakes_since(Player.id, period))
             for period in limits.STAKE_PERIODS
         ],
         else_=None,
     )
     return (
         select(
-            Account.player_id,
-            Account.id,
-            Account.balance_cents,
+            Player.id,
             Player.self_excluded_until,
             Player.suspended_at,
             Player.suspended_until,
             *limits.LIMIT_COLUMNS,
             counted,
         )
-        .join(Player, Player.id == Account.player_id)
         .outerjoin(DepositLimit, limit_rows)
-        .where(sql.one_of(Account.player_id, "buyers"))
-        .order_by(Account.id)
-        .with_for_update(of=Account)
+        .where(sql.one_of(Player.id, "buyers"))
     )
 
 
-# The buyers' accounts, locked in id order (before any block), with what decides whether each
-# may buy: the balance, a self-exclusion, an operator's suspension, the moderators, the stake
-# limits with their windows' stakes, the loss limit and the week's net loss (a row per limit).
-_BUYERS = PerDialect(_buyers_sql)
+# Two statements, in this order (docs/architecture.md, "Limits counted after the lock"): the
+# buyers' accounts locked in id order (before any block), with their balances; then, once the
+# locks are held, what decides whether each may buy: a self-exclusion, an operator's
+# suspension, the moderators, the stake limits with their windows' stakes, the loss limit and
+# the week's net loss (a row per limit). Read in the same statement as the lock, a window's
+# stakes would be those of the statement's snapshot, taken before it waited for the lock: a
+# batch committed meanwhile by another server would not be counted.
+_LOCK_BUYERS = PerDialect(_lock_buyers_sql)
+_STANDING = PerDialect(_standing_sql)
 _UNITS = select(UnitRow.serial, UnitRow.lot_cents, UnitRow.cells).where(
     UnitRow.block_id == bindparam("block"),
     UnitRow.serial.between(bindparam("first"), bindparam("last")),
@@ -241,23 +249,18 @@ class _Buyer:
 
 def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dict[int, _Buyer]:
     """The buyers of ``wanted`` by player id, their accounts locked until the commit."""
-    rows = connection.execute(
-        _BUYERS.on(connection),
-        {
-            "buyers": sorted({w.order.player_id for w in wanted}),
-            "since": limits.loss_window_start(now),
-            **{
-                period: limits.stake_window_start(now, span)
-                for period, span in limits.STAKE_PERIODS.items()
-            },
-        },
-    )
-    accounts: dict[int, tuple[int, int, datetime | None, datetime | None, datetime | None]] = {}
+    buyers = sorted({w.order.player_id for w in wanted})
+    accounts = {
+        int(player_id): (int(account_id), int(balance))
+        for player_id, account_id, balance in connection.execute(
+            _LOCK_BUYERS.on(connection), {"buyers": buyers}
+        )
+    }
+    # Read after the locks are held: a statement of its own sees every batch committed before.
+    standing: dict[int, tuple[datetime | None, datetime | None, datetime | None]] = {}
     limit_rows: dict[int, list[tuple[limits.LimitRow, int | None]]] = {}
     for (
         player_id,
-        account_id,
-        balance,
         until,
         suspended_at,
         suspended_until,
@@ -266,17 +269,31 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
         pending,
         effective,
         counted,
-    ) in rows:
-        accounts[player_id] = (account_id, balance, until, suspended_at, suspended_until)
+    ) in connection.execute(
+        _STANDING.on(connection),
+        {
+            "buyers": buyers,
+            "since": limits.loss_window_start(now),
+            **{
+                period: limits.stake_window_start(now, span)
+                for period, span in limits.STAKE_PERIODS.items()
+            },
+        },
+    ):
+        standing[player_id] = (until, suspended_at, suspended_until)
         found_rows = limit_rows.setdefault(player_id, [])
         if period is not None:
             window = None if counted is None else int(counted)
             found_rows.append(((period, amount, pending, effective), window))
     return {
-        int(player_id): _Buyer(
-            int(account_id), int(balance), until, (since, end), tuple(limit_rows[player_id])
+        player_id: _Buyer(
+            account_id,
+            balance,
+            standing[player_id][0],
+            standing[player_id][1:],
+            tuple(limit_rows[player_id]),
         )
-        for player_id, (account_id, balance, until, since, end) in accounts.items()
+        for player_id, (account_id, balance) in accounts.items()
     }
 
 
