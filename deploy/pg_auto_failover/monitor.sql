@@ -7,6 +7,11 @@
 -- taking writes at once (the old one's keeper demotes itself when it loses the monitor and the
 -- standby). Shorter is fewer seconds of 503 and a narrower margin for a partitioned primary
 -- to notice; do not go below the keeper's own network timeout.
+--
+-- The same checks find a lost standby: unhealthy after ~4 s, the primary goes to wait_primary,
+-- its keeper empties synchronous_standby_names and the COMMITs waiting for the standby are
+-- released. Until then each waits; a server answers 503 past PHARAON_DB_DEADLINE_SECONDS
+-- (docs/operations.md, "When the standby is lost").
 ALTER SYSTEM SET pgautofailover.health_check_period = 1000;
 ALTER SYSTEM SET pgautofailover.health_check_timeout = 1000;
 ALTER SYSTEM SET pgautofailover.health_check_max_retries = 2;

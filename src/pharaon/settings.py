@@ -51,6 +51,12 @@ class Settings(BaseSettings):
     # at the database's doors (web/database.py); each holds a database connection.
     readers: int = 4
     writers: int = 4
+    # How long a request waits for the database, in seconds: past it, the statement or the
+    # COMMIT running is cancelled and the answer is 503 unavailable (docs/architecture.md,
+    # "Every wait has a deadline"). The operator's slow work (a block loaded or verified, the
+    # audit, an export) has the second.
+    db_deadline_seconds: float = Field(default=10.0, gt=0, le=3600)
+    db_slow_deadline_seconds: float = Field(default=600.0, gt=0, le=86400)
     # Runs a block's sale order is cut into when it is loaded: that many purchases at one
     # price lock that many rows at the same moment, not one (service/runs.py).
     sale_runs: int = 8

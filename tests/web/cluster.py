@@ -66,6 +66,10 @@ class Cluster:
     def stop(self) -> None:
         self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop")
 
+    def kill(self) -> None:
+        """Stopped as a crash stops it: no checkpoint, every process gone at once."""
+        self._run(str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
     def restart_as_standby(self) -> None:
         """Stop, then start again in recovery, as a standby with no primary to follow: it
         answers, but takes no writes (what a primary turned standby does)."""
@@ -97,4 +101,29 @@ def throwaway_cluster() -> Iterator[Cluster]:
     finally:
         with contextlib.suppress(subprocess.CalledProcessError):  # not running any more
             cluster.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def throwaway_standby(primary: Cluster, name: str) -> Iterator[Cluster]:
+    """A streaming standby of ``primary``, started, named ``name`` (its ``application_name``,
+    what ``synchronous_standby_names`` lists); stopped and removed after."""
+    folder = Path(tempfile.mkdtemp(prefix="pharaon-pg-standby-"))
+    if os.geteuid() == 0:
+        shutil.chown(folder, "postgres", "postgres")
+    standby = Cluster(primary.bin, folder)
+    try:
+        standby.run(
+            str(primary.bin / "pg_basebackup"), "-h", "127.0.0.1", "-p", str(primary.port),
+            "-U", "postgres", "-D", str(standby.data), "-X", "stream", "-R",
+        )  # fmt: skip
+        with (standby.data / "postgresql.auto.conf").open("a") as conf:
+            conf.write(
+                f"primary_conninfo = 'host=127.0.0.1 port={primary.port} user=postgres "
+                f"application_name={name}'\n"
+            )
+        standby.start()
+        yield standby
+    finally:
+        with contextlib.suppress(subprocess.CalledProcessError):  # not running any more
+            standby.stop()
         shutil.rmtree(folder, ignore_errors=True)

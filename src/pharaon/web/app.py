@@ -85,7 +85,13 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     # The writers' pool (the readers have one of their own).
     connections = settings.writers + WRITE_TOGETHER
     engine = engine or make_engine(settings.database_url, pool_size=connections, create=False)
-    db = Database(engine, readers=settings.readers, writers=settings.writers)
+    db = Database(
+        engine,
+        readers=settings.readers,
+        writers=settings.writers,
+        deadline=settings.db_deadline_seconds,
+        slow_deadline=settings.db_slow_deadline_seconds,
+    )
 
     @asynccontextmanager
     async def lifespan(_app: FastAPI) -> AsyncIterator[None]:

@@ -36,7 +36,7 @@ import asyncio
 import logging
 import queue
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
@@ -90,16 +90,29 @@ class ReadTogether(Protocol[Request_contra, Answer_co]):
 class Database:
     """The reader and the writer over ``engine``: ``readers`` threads for the reads,
     ``writers`` for the writes (one on SQLite, whose writes take turns), and a thread per
-    function written together; each holds one pooled connection."""
+    function written together; each holds one pooled connection. A request waits for its
+    answer ``deadline`` seconds at most (``slow_deadline`` for the operator's slow work), and
+    what it asked for is cancelled on the database past that (store/deadlines.py): then it is
+    answered :class:`DatabaseUnavailableError`, the outcome unknown. None: no deadline."""
 
-    def __init__(self, engine: Engine, *, readers: int, writers: int) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        readers: int,
+        writers: int,
+        deadline: float | None = None,
+        slow_deadline: float | None = None,
+    ) -> None:
         self.engine = engine
+        self.deadline = deadline
+        self.slow_deadline = slow_deadline
         # The readers' pool: a connection for each reader, and for the reads done together.
-        self.transactions = Transactions(engine, readers=readers + READ_TOGETHER)
-        self._reads: _Door[Callable[..., Any], Any] = _Door(
-            "reads", self.transactions.read_each, threads=readers
+        self.transactions = Transactions(engine, readers=readers + READ_TOGETHER, deadline=deadline)
+        self._reads: _Door[_Timed[Connection], Any] = _Door(
+            "reads", self._read_each, threads=readers
         )
-        self._writes: _Door[Callable[[Session], Any], Any] = _Door(
+        self._writes: _Door[_Timed[Session], Any] = _Door(
             "writes",
             self._write_each,
             threads=writers if writers_at_once(engine) is None else 1,
@@ -111,20 +124,28 @@ class Database:
         self._pinger = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pharaon-ping")
         self._ping_out: Future[None] | None = None
 
-    async def read(self, fn: Callable[..., T], /, **kwargs: Any) -> T:
-        """``fn(connection=..., **kwargs)`` in a read transaction; what it raised is raised."""
-        return cast(T, await self._reads.ask(partial(_by_connection, fn, kwargs)))
+    async def read(self, fn: Callable[..., T], /, *, slow: bool = False, **kwargs: Any) -> T:
+        """``fn(connection=..., **kwargs)`` in a read transaction; what it raised is raised.
+        ``slow``: the operator's slow work, under the slow deadline."""
+        seconds = self.slow_deadline if slow else self.deadline
+        job = _Timed(partial(_by_connection, fn, kwargs), seconds)
+        return cast(T, await _in_time(self._reads.ask(job), seconds))
 
     async def read_together(self, fn: ReadTogether[Job, Answer], request: Job) -> Answer:
         """``request``'s answer from ``fn``, read with the other requests for ``fn`` waiting
         meanwhile; the :class:`ServiceError` that refused it is raised."""
         door = self._door(fn, partial(self._read_together, fn), turn=nullcontext)
-        return cast(Answer, await door.ask(request))
+        return cast(Answer, await _in_time(door.ask(request), self.deadline))
 
-    async def write(self, fn: Callable[..., T | ServiceError], /, **kwargs: Any) -> T:
+    async def write(
+        self, fn: Callable[..., T | ServiceError], /, *, slow: bool = False, **kwargs: Any
+    ) -> T:
         """``fn(session=..., **kwargs)`` in a transaction of its own, committed before this
-        returns; a :class:`ServiceError` it returns is raised once committed."""
-        outcome = await self._writes.ask(partial(_by_session, fn, kwargs))
+        returns; a :class:`ServiceError` it returns is raised once committed. ``slow``: the
+        operator's slow work, under the slow deadline."""
+        seconds = self.slow_deadline if slow else self.deadline
+        job = _Timed(partial(_by_session, fn, kwargs), seconds)
+        outcome = await _in_time(self._writes.ask(job), seconds)
         if isinstance(outcome, ServiceError):
             raise outcome
         return cast(T, outcome)
@@ -133,7 +154,7 @@ class Database:
         """``request``'s answer from ``fn``, run with the other requests for ``fn`` waiting
         meanwhile in one transaction; the :class:`ServiceError` that refused it is raised."""
         door = self._door(fn, partial(self._write_together, fn), turn=self.transactions.turn)
-        return cast(Answer, await door.ask(request))
+        return cast(Answer, await _in_time(door.ask(request), self.deadline))
 
     async def ping(self, seconds: float) -> bool:
         """Whether the database answers a ``SELECT 1`` within ``seconds``. One ping at a time:
@@ -159,7 +180,7 @@ class Database:
     def close(self) -> None:
         """Serve what waits at the doors, then stop their threads."""
         with self._together_lock:
-            doors = [self._reads, self._writes, *self._together.values()]
+            doors: list[_Door[Any, Any]] = [self._reads, self._writes, *self._together.values()]
             self._together = {}
         for door in doors:
             door.close()
@@ -194,11 +215,16 @@ class Database:
         except Exception as exc:  # the database's error, or a bug: each request's
             return [exc] * len(requests)
 
-    def _write_each(self, writes: list[Callable[[Session], Any]]) -> list[Any]:
+    def _read_each(self, reads: list[_Timed[Connection]]) -> list[Any]:
+        return self.transactions.read_each(
+            [read.run for read in reads], [read.seconds for read in reads]
+        )
+
+    def _write_each(self, writes: list[_Timed[Session]]) -> list[Any]:
         outcomes: list[Any] = []
         for write in writes:
             try:
-                outcomes.append(self.transactions.transact(write))
+                outcomes.append(self.transactions.transact(write.run, deadline=write.seconds))
             except DatabaseUnavailableError as exc:  # away for one, away for all
                 return outcomes + [exc] * (len(writes) - len(outcomes))
             except Exception as exc:  # a refusal, or a bug: this one's alone
@@ -220,6 +246,29 @@ class Database:
             # A bug met by one request must not fail the others: each alone.
             _log.exception("a batch of %d failed; each is served alone", len(requests))
             return [self._write_together(fn, [one])[0] for one in requests]
+
+
+Over = TypeVar("Over", Connection, Session)
+
+
+@dataclass(frozen=True, slots=True)
+class _Timed(Generic[Over]):
+    """A read or a write for the doors, and how long it may take (None: no deadline)."""
+
+    run: Callable[[Over], Any]
+    seconds: float | None
+
+
+async def _in_time(answer: Awaitable[T], seconds: float | None) -> T:
+    """``answer``, or :class:`DatabaseUnavailableError` once ``seconds`` have passed: the
+    request stops waiting (what it asked for is cancelled on the database, or was never
+    begun: a job given up on before its batch is left out of it)."""
+    try:
+        return await asyncio.wait_for(answer, seconds)
+    except TimeoutError:
+        raise DatabaseUnavailableError(
+            f"no answer from the database within {seconds:g} s: the outcome is unknown"
+        ) from None
 
 
 def _retrieved(answer: asyncio.Future[Any]) -> None:

@@ -172,7 +172,7 @@ async def verify_block(
     the near-miss measures and the order tests."""
     from pharaon.service import approvals  # here: the evaluator (numba) stays out of servers
 
-    figures = await db.read(approvals.verify_loaded, block_id=block_id)
+    figures = await db.read(approvals.verify_loaded, block_id=block_id, slow=True)
     return VerificationOut.model_validate(figures.as_json())
 
 
@@ -183,7 +183,7 @@ async def approve_block(block_id: RowId, current: AuditorOperator, db: DatabaseD
     opens if no block is on sale at its price."""
     from pharaon.service import approvals  # here: the evaluator (numba) stays out of servers
 
-    figures = await db.read(approvals.verify_loaded, block_id=block_id)
+    figures = await db.read(approvals.verify_loaded, block_id=block_id, slow=True)
     now = utcnow()
     state = await db.write(
         approvals.approve, block_id=block_id, actor=current.actor, figures=figures, now=now
@@ -237,7 +237,7 @@ async def sales(
     """Sales per UTC day and price from ``since`` to ``until`` (both included)."""
     start = datetime.combine(since, time(), UTC) if since else None
     end = datetime.combine(until, time(), UTC) + timedelta(days=1) if until else None
-    report = await db.read(sales_report.sales_report, since=start, until=end)
+    report = await db.read(sales_report.sales_report, since=start, until=end, slow=True)
     return SalesOut(
         lines=[SalesLineOut(**asdict(line)) for line in report.lines],
         stakes_cents=report.stakes_cents,
@@ -276,7 +276,7 @@ async def audit_log(
 async def audit_check(_current: CurrentOperator, db: DatabaseDep) -> AuditCheckOut:
     """The same checks as ``pharaon audit``, on one snapshot: ledger, units, block sizes, the
     audit chain."""
-    report = await db.read(audit.run_audit)
+    report = await db.read(audit.run_audit, slow=True)
     return AuditCheckOut(ok=report.ok, checks=list(report.checks))
 
 
@@ -459,6 +459,7 @@ async def load_block(
                 out.write(chunk)
         block_id = await db.write(
             loading.load_block_file,
+            slow=True,
             path=path,
             allow_test=settings.allow_test_blocks,
             actor=current.actor,
@@ -491,7 +492,9 @@ async def export_sales(body: ExportIn, current: CurrentOperator, db: DatabaseDep
     folder = Path(tempfile.mkdtemp(prefix="pharaon-export-"))
     try:
         out = folder / "export"
-        exported = await db.read(exports.export_period, since=since, until=until, out=out)
+        exported = await db.read(
+            exports.export_period, since=since, until=until, out=out, slow=True
+        )
         await db.write(
             exports.record_export,
             exported=exported,
