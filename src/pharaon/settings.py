@@ -4,6 +4,7 @@ server (``web/``) and the commands (``cli/``); the rooms below them are given wh
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -42,6 +43,9 @@ class Settings(BaseSettings):
     lockout_failures: int = 5
     lockout_minutes: int = 15
     cookie_secure: bool = False
+    # The argon2id parameters of new password hashes (service/passwords.py). The other value
+    # exists for the test suite alone: its hashes cost nothing to make, or to break.
+    password_hashing: Literal["production", "fast-insecure-for-tests"] = "production"
     # Client addresses that may read /metrics (comma-separated): the monitoring host. Behind
     # a proxy (serve --forwarded-allow-ips) it is the address the proxy forwards.
     metrics_allow_ips: str = "127.0.0.1,::1"

@@ -6,12 +6,13 @@ import re
 from pathlib import Path
 
 import pytest
+from argon2 import extract_parameters
 from click.testing import CliRunner
 from sqlalchemy import Engine, select
 
 from pharaon.cli import app
 from pharaon.pool.blockfile import write_block
-from pharaon.service import sealing
+from pharaon.service import passwords, sealing
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import AuditRecord, Operator
 from tests.conftest import make_block
@@ -117,3 +118,25 @@ def test_add_operators_then_act_as_one(engine: Engine, database_url: str, tmp_pa
         kinds = [k for (k,) in session.execute(select(AuditRecord.kind)).all()]
     assert "operator_added" in kinds
     assert set(actors.values()) == {"operator:boss@example.org"}, actors
+
+
+@pytest.mark.parametrize(
+    ("hashing", "memory_kib"), [("production", 19_456), ("fast-insecure-for-tests", 8)]
+)
+def test_add_hashes_with_the_parameters_the_environment_names(
+    engine: Engine,
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
+    hashing: str,
+    memory_kib: int,
+) -> None:
+    monkeypatch.setenv("PHARAON_PASSWORD_HASHING", hashing)
+    found = passwords.in_force()
+    try:
+        code, out, _ = _add(database_url, "boss@example.org", "admin")
+    finally:
+        passwords.use(found)
+    assert code == 0, out
+    with make_sessionmaker(engine)() as session:
+        stored = session.execute(select(Operator.password_hash)).scalar_one()
+    assert extract_parameters(stored).memory_cost == memory_kib

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import importlib
+import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 import click
 
@@ -106,14 +108,17 @@ def test_every_registered_command_is_in_the_table() -> None:
     assert list(app.list_commands(click.Context(app))) == list(COMMANDS)
 
 
-def _pharaon(*args: str) -> subprocess.CompletedProcess[str]:
-    """``pharaon ARGS`` in a fresh process (no command module loaded beforehand)."""
+def _pharaon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``pharaon ARGS`` in a fresh process (no command module loaded beforehand), with ``env``
+    added to the environment."""
     return subprocess.run(
         [sys.executable, "-c", "from pharaon.cli import main\nmain()", *args],
         check=False,  # the exit code is what the tests look at
         capture_output=True,
         text=True,
         stdin=subprocess.DEVNULL,
+        env={**os.environ, **(env or {})},
+        timeout=120,  # a start that is not stopped would serve for ever
     )
 
 
@@ -130,6 +135,23 @@ def test_an_unknown_command_gets_clicks_error() -> None:
     result = _pharaon("genrate")
     assert result.returncode == 2
     assert "No such command 'genrate'" in result.stderr
+
+
+def test_a_wrong_password_hashing_stops_the_start_with_one_line(tmp_path: Path) -> None:
+    result = _pharaon(
+        "serve",
+        env={
+            "PHARAON_PASSWORD_HASHING": "fast",
+            "PHARAON_DATABASE_URL": f"sqlite:///{tmp_path / 'pharaon.db'}",
+            "PHARAON_KEYS_DIR": str(tmp_path / "keys"),
+        },
+    )
+    assert result.returncode == 2
+    assert result.stderr.startswith("pharaon: error: PHARAON_PASSWORD_HASHING: ")
+    assert "'production'" in result.stderr
+    assert "'fast-insecure-for-tests'" in result.stderr
+    assert result.stderr.count("\n") == 1, result.stderr
+    assert not (tmp_path / "pharaon.db").exists()
 
 
 def test_progress_on_a_pipe_is_plain_lines_without_rich() -> None:

@@ -1,14 +1,21 @@
-"""Lock-out, session expiry, deposit limits and self-exclusion, through the API."""
+"""Lock-out, session expiry, deposit limits and self-exclusion, and the password hashing
+chosen by the settings, through the API."""
 
 from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 
+import pytest
+from argon2 import extract_parameters
 from fastapi.testclient import TestClient
-from sqlalchemy import Engine, update
+from sqlalchemy import Engine, select, update
 
+from pharaon.service import passwords
+from pharaon.settings import Settings
 from pharaon.store.tables import DepositLimit, LoginFailure, SessionRow
+from pharaon.store.tables import Player as PlayerRow
+from pharaon.web.app import create_app, create_app_from_env
 from tests.conftest import BlockLoader, Player
 
 
@@ -218,3 +225,33 @@ def test_many_sign_ups_at_once_all_finish(client: TestClient) -> None:
     with ThreadPoolExecutor(32) as pool:
         futures = [pool.submit(sign_up, n) for n in range(32)]
         assert [f.result(timeout=60) for f in futures] == [201] * 32
+
+
+def test_the_server_hashes_with_the_parameters_its_settings_name(
+    engine: Engine, settings: Settings, database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Production's in a server so set; the fast ones in a server told so by the environment
+    alone, as a worker process is: its sign-ups, and a production hash rehashed at log-in."""
+
+    def memory_kib() -> dict[str, int]:
+        with engine.connect() as conn:
+            rows = conn.execute(select(PlayerRow.email, PlayerRow.password_hash)).all()
+        return {email: extract_parameters(hashed).memory_cost for email, hashed in rows}
+
+    found = passwords.in_force()
+    try:
+        production = settings.model_copy(update={"password_hashing": "production"})
+        with TestClient(create_app(production, engine=engine)) as client:
+            Player(client, "ana@example.org", moderators=False)
+        assert memory_kib() == {"ana@example.org": 19_456}
+
+        monkeypatch.setenv("PHARAON_PASSWORD_HASHING", "fast-insecure-for-tests")
+        monkeypatch.setenv("PHARAON_DATABASE_URL", database_url)
+        monkeypatch.setenv("PHARAON_KEYS_DIR", str(settings.keys_dir))
+        with TestClient(create_app_from_env()) as client:
+            Player(client, "bob@example.org", moderators=False)
+            assert _log_in(client, "ana@example.org", "correct horse") == (200, "")
+            assert _log_in(client, "nobody@example.org", "correct horse") == (401, "unauthorized")
+        assert memory_kib() == {"ana@example.org": 8, "bob@example.org": 8}
+    finally:
+        passwords.use(found)

@@ -26,11 +26,15 @@ database_url_option = click.option(
 
 
 def settings_for(database_url: str | None) -> Settings:
+    """The command's settings, from ``PHARAON_*``, with ``database_url`` if given; the
+    password hashing they name is put in force for the command's hashes."""
+    from pharaon.service import passwords
     from pharaon.settings import Settings
 
     settings = Settings()
     if database_url:
         settings = settings.model_copy(update={"database_url": database_url})
+    passwords.use(settings.password_hashing)
     return settings
 
 

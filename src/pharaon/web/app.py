@@ -19,7 +19,7 @@ from fastapi.staticfiles import StaticFiles
 from sqlalchemy import Engine
 
 from pharaon import __version__
-from pharaon.service import checkpoints, receipts
+from pharaon.service import checkpoints, passwords, receipts
 from pharaon.service.banned import check_if_due
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import NotFoundError
@@ -81,6 +81,8 @@ async def _chores(db: Database, settings: Settings, stop: asyncio.Event) -> None
 def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
     """The application over ``engine`` (made from ``settings.database_url`` if not given)."""
     settings = settings or Settings()
+    # The process's hashes: a server's workers read it from PHARAON_PASSWORD_HASHING.
+    passwords.use(settings.password_hashing)
     own_engine = engine is None
     # The writers' pool (the readers have one of their own).
     connections = settings.writers + WRITE_TOGETHER
