@@ -8,8 +8,11 @@ each test gets a fresh schema in it. When PostgreSQL is unreachable the postgres
 
 from __future__ import annotations
 
+import glob
 import os
 import secrets
+import shutil
+import subprocess
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -25,10 +28,10 @@ from sqlalchemy.orm import Session
 from pharaon.pool.blockfile import Block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
-from pharaon.service import approvals, loading
+from pharaon.service import approvals, loading, passwords
 from pharaon.service.clock import utcnow
 from pharaon.settings import Settings
-from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.engine import is_sqlite, make_engine, make_sessionmaker
 from pharaon.store.migrate import upgrade
 from pharaon.store.transactions import Transactions
 from pharaon.web.app import create_app
@@ -39,6 +42,14 @@ with warnings.catch_warnings():
     # Starlette 1.10 prefers httpx2 for its TestClient; httpx (pinned) works the same.
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient`")
     from fastapi.testclient import TestClient
+
+# The suite's players and operators hash their passwords with argon2's cheapest parameters: a
+# setting for tests only, never the default (tests/service/test_passwords.py tests the
+# production ones). The variable reaches the apps, the server processes and the commands; the
+# services the tests call directly are told here.
+FAST_HASHING: passwords.Hashing = "fast-insecure-for-tests"
+os.environ["PHARAON_PASSWORD_HASHING"] = FAST_HASHING
+passwords.use(FAST_HASHING)
 
 POSTGRES_URL = os.environ.get(
     "PHARAON_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
@@ -77,9 +88,10 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
     yield from postgres_schema(request.getfixturevalue("postgres_database"))
 
 
-def postgres_schema(base: str) -> Iterator[str]:
-    """The URL of a fresh schema in the PostgreSQL database ``base``, dropped after."""
-    schema = f"t_{secrets.token_hex(6)}"
+def postgres_schema(base: str, schema: str | None = None) -> Iterator[str]:
+    """The URL of a fresh schema (``schema``, or a new name) in the PostgreSQL database
+    ``base``, dropped after."""
+    schema = schema or f"t_{secrets.token_hex(6)}"
     with psycopg.connect(_libpq(base), autocommit=True) as conn:
         conn.execute(f'CREATE SCHEMA "{schema}"')
     yield f"{base}?options={quote(f'-csearch_path={schema}')}"
@@ -88,12 +100,78 @@ def postgres_schema(base: str) -> Iterator[str]:
 
 
 @pytest.fixture
-def engine(database_url: str) -> Iterator[Engine]:
-    """An engine on a database migrated to the newest schema."""
+def engine(database_url: str, request: pytest.FixtureRequest) -> Iterator[Engine]:
+    """An engine on a database at the newest schema: a copy of one migrated once for the
+    session (:func:`migrated_sqlite`, :func:`migrated_postgres`), as the migrations leave it;
+    ``tests/store/test_migrations_match_models.py`` checks both the copy and a database
+    migrated on its own."""
+    if is_sqlite(database_url):
+        template: Path = request.getfixturevalue("migrated_sqlite")
+        shutil.copyfile(template, str(make_url(database_url).database))
+    else:
+        schema = make_url(database_url).query["options"]
+        assert isinstance(schema, str)
+        copy: Callable[[str, str], None] = request.getfixturevalue("migrated_postgres")
+        copy(database_url, schema.removeprefix("-csearch_path="))
+    engine = make_engine(database_url)
+    yield engine
+    engine.dispose()
+
+
+@pytest.fixture
+def migrated(database_url: str) -> Iterator[Engine]:
+    """An engine on a database that the migrations bring to the newest schema, themselves."""
     engine = make_engine(database_url)
     upgrade(engine)
     yield engine
     engine.dispose()
+
+
+@pytest.fixture(scope="session")
+def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated once for the session: each test's database is a copy of it."""
+    path = tmp_path_factory.mktemp("migrated") / "pharaon.db"
+    engine = make_engine(f"sqlite:///{path}")
+    upgrade(engine)
+    engine.dispose()  # the last connection closed: the WAL folded into the file
+    return path
+
+
+@pytest.fixture(scope="session")
+def migrated_postgres(postgres_database: str) -> Callable[[str, str], None]:
+    """``copy(url, schema)``: make the empty ``schema`` of ``url`` what the migrations make
+    of one, with the SQL that ``pg_dump`` gives of a schema migrated once for the session
+    (tables, indexes, triggers, functions, sequences and the rows the migrations insert)."""
+    template = f"migrated_{secrets.token_hex(6)}"
+    url = next(postgres_schema(postgres_database, template))
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    dumped = subprocess.run(
+        [_pg_tool("pg_dump"), "--schema", template, "--inserts", "--no-owner", "--no-privileges",
+         "--no-comments", _libpq(postgres_database)],
+        check=True, capture_output=True, text=True, timeout=120,
+    ).stdout  # fmt: skip
+    statements = "\n".join(
+        line
+        for line in dumped.splitlines()
+        # The schema exists already, with its search path; the dump's session settings
+        # would outlive it on the connection; psql's own commands are psql's.
+        if not line.startswith(("CREATE SCHEMA", "SET ", "SELECT pg_catalog.set_config", "\\"))
+        and not line.startswith("--")
+    )
+
+    def copy(url: str, schema: str) -> None:
+        with psycopg.connect(_libpq(url), autocommit=True) as conn:
+            conn.execute(statements.replace(f"{template}.", f"{schema}.").encode())
+
+    return copy
+
+
+def _pg_tool(name: str) -> str:
+    """A PostgreSQL client program: the newest installed, else the one on the PATH."""
+    found = sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"))
+    return found[-1] if found else name
 
 
 @pytest.fixture

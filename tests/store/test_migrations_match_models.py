@@ -7,13 +7,19 @@ foreign keys; any difference fails the test with the list of them.
 
 from __future__ import annotations
 
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import Any
 
+import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import Engine, Integer, MetaData
+from sqlalchemy import Engine, Integer, MetaData, text
 
+from pharaon.store.engine import make_engine
+from pharaon.store.migrate import upgrade
 from pharaon.store.tables import Base
+from tests.conftest import postgres_schema
 
 _ALEMBIC_TABLE = "alembic_version"
 
@@ -36,10 +42,33 @@ def _differences(engine: Engine) -> list[Any]:
         return list(compare_metadata(context, Base.metadata))
 
 
-def test_the_migrations_build_what_the_models_describe(engine: Engine) -> None:
-    differences = _differences(engine)
+def test_the_migrations_build_what_the_models_describe(migrated: Engine) -> None:
+    differences = _differences(migrated)
     listing = "\n".join(f"  {d!r}" for d in differences)
     assert not differences, f"the migrated schema differs from the models:\n{listing}"
+
+
+def test_the_tests_copy_of_the_migrated_schema_is_the_same(
+    engine: Engine, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    """The database each test gets (tests/conftest.py ``engine``: a copy of one migrated once
+    for the session) is what the migrations build, the rows they insert included."""
+    differences = _differences(engine)
+    listing = "\n".join(f"  {d!r}" for d in differences)
+    assert not differences, f"the tests' copy differs from the models:\n{listing}"
+    with ExitStack() as stack:
+        if engine.dialect.name == "sqlite":
+            url = f"sqlite:///{tmp_path / 'fresh.db'}"
+        else:
+            base = request.getfixturevalue("postgres_database")
+            url = stack.enter_context(contextmanager(postgres_schema)(base))
+        fresh = make_engine(url)
+        stack.callback(fresh.dispose)
+        upgrade(fresh)
+        for name in [*(t.name for t in Base.metadata.sorted_tables), _ALEMBIC_TABLE]:
+            query = text(f'SELECT * FROM "{name}" ORDER BY 1')
+            with engine.connect() as copy, fresh.connect() as made:
+                assert copy.execute(query).all() == made.execute(query).all(), name
 
 
 def test_the_comparison_sees_a_type_a_nullability_an_index_and_a_foreign_key(
