@@ -4,7 +4,10 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 
-.PHONY: run test lint bench screenshots clean
+.PHONY: run test check lint bench screenshots clean
+
+# The suite runs on this many processes (pytest-xdist), each with its own databases and ports.
+JOBS ?= 2
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
@@ -21,7 +24,12 @@ run: $(STAMP)
 	$(BIN)/pharaon serve --host 127.0.0.1 --port 8000
 
 test: $(STAMP)
-	$(BIN)/pytest
+	$(BIN)/pytest -n $(JOBS) --dist worksteal --durations=15
+
+# The developer's quick loop: lint, types, and the tests that need neither PostgreSQL nor a
+# browser (about a minute).
+check: lint
+	$(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not postgres and not browser" --durations=5
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

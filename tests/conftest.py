@@ -8,6 +8,7 @@ each test gets a fresh schema in it. When PostgreSQL is unreachable the postgres
 
 from __future__ import annotations
 
+import fcntl
 import glob
 import os
 import secrets
@@ -25,7 +26,7 @@ from sqlalchemy import Engine
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session
 
-from pharaon.pool.blockfile import Block
+from pharaon.pool.blockfile import Block, write_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
 from pharaon.service import approvals, loading, passwords
@@ -192,6 +193,36 @@ def settings(database_url: str, tmp_path: Path) -> Settings:
         keys_dir=tmp_path / "keys",
         metrics_allow_ips="testclient",  # the TestClient's address scrapes /metrics
     )
+
+
+# Fixed keys: reproducible test blocks (never keys of a real block).
+VENDOR = "00112233445566778899aabbccddeeff"
+OPERATOR = "f0e1d2c3b4a5968778695a4b3c2d1e0f"
+
+
+@pytest.fixture(scope="session")
+def real_blocks(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> dict[int, Path]:
+    """One regulation block per price from :data:`VENDOR` and :data:`OPERATOR`'s keys, written
+    to disk: generated once for the session, whichever of its xdist workers asks first (the
+    others wait for the files, under a lock)."""
+    root = tmp_path_factory.getbasetemp()
+    if worker_id != "master":
+        root = root.parent  # the session's folder, shared by its workers
+    folder = root / "real-blocks"
+    folder.mkdir(exist_ok=True)
+    out: dict[int, Path] = {}
+    with (folder / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        for price in (100, 200, 300):
+            path = out[price] = folder / f"block-{price}.parquet"
+            if not path.exists():
+                block = generate_block(
+                    price, emission="T1", block_number=price // 100, vendor_key=VENDOR,
+                    operator_key=OPERATOR,
+                )  # fmt: skip
+                write_block(block, path.with_suffix(".partial"))
+                path.with_suffix(".partial").rename(path)
+    return out
 
 
 def make_block(price_cents: int = 100, *, size: int = 200, number: int = 1) -> Block:

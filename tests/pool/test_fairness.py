@@ -28,8 +28,7 @@ from pharaon.pool.stats import (
     serial_correlation_p,
 )
 from pharaon.pool.streams import KeyStream
-
-from .conftest import OPERATOR, VENDOR
+from tests.conftest import OPERATOR, VENDOR
 
 LEVEL = 0.01  # reject "no pattern" below this p-value: a 99 % test
 LAGS = (1, 2, 3, 5, 10)

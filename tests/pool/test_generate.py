@@ -14,8 +14,7 @@ from pharaon.pool.generate import generate_block
 from pharaon.pool.keys import SeedKeyError
 from pharaon.pool.stats import winning_cells
 from pharaon.pool.verify import composition_keys
-
-from .conftest import OPERATOR, VENDOR
+from tests.conftest import OPERATOR, VENDOR
 
 
 def test_the_block_holds_exactly_its_design(small_block: Block) -> None:

@@ -10,8 +10,7 @@ import pytest
 from sqlalchemy import Engine, func, select
 
 from pharaon.pool.blockfile import Block as BlockData
-from pharaon.pool.blockfile import write_block
-from pharaon.pool.generate import generate_block
+from pharaon.pool.blockfile import read_block, write_block
 from pharaon.service import blocks, loading
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
@@ -133,8 +132,8 @@ def test_deactivation_is_the_callers_to_commit(engine: Engine, load: BlockLoader
 
 
 @pytest.mark.slow
-def test_a_real_block_of_a_million_units(engine: Engine) -> None:
-    block = generate_block(100, block_number=1)
+def test_a_real_block_of_a_million_units(engine: Engine, real_blocks: dict[int, Path]) -> None:
+    block = read_block(real_blocks[100])
     block_id = _load(engine, block, allow_test=False)
     with make_sessionmaker(engine)() as session:
         [summary] = blocks.list_blocks(connection=session.connection())
