@@ -1,6 +1,7 @@
 """Responsible gaming (service/limits.py), on both databases: deposit limits over their
 windows, a lowered limit at once and a raised or removed one only after the raise delay (48
-hours), the loss limit's arithmetic, and a self-exclusion that is never shortened. (The loss
+hours), the loss limit's arithmetic, the stake and loss limits' boundaries at the sale (reached
+exactly: sold; a cent past: refused), and a self-exclusion that is never shortened. (The loss
 limit at the sale: test_loss_limit.py; the moderators and the stake limits:
 test_moderators.py; the limits as GET /me shows them: test_standing.py.)"""
 
@@ -21,13 +22,14 @@ from pharaon.service.errors import (
     InvalidError,
     LossLimitReachedError,
     SelfExcludedError,
+    StakeLimitReachedError,
 )
 from pharaon.service.orders import Order
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Account, AuditRecord, UnitRow
 from pharaon.store.transactions import Transactions
 from tests.conftest import BlockLoader
-from tests.service.helpers import buy, funded_player
+from tests.service.helpers import Outcome, buy, funded_player
 
 T0 = datetime(2026, 6, 15, 12, 0, tzinfo=UTC)
 DAY = timedelta(hours=24)
@@ -273,6 +275,84 @@ def test_a_raised_deposit_limit_waits_its_48_hours(engine: Engine, db: Transacti
     with pytest.raises(DepositLimitReachedError):
         _deposit(db, ana, 501, T0 + timedelta(hours=48, minutes=59))
     assert _deposit(db, ana, 2_000, T0 + timedelta(hours=49)) == 2_000
+
+
+def _sell_one(engine: Engine, player_id: int, mode: Mode, key: str) -> Outcome:
+    """A purchase of 1 € at T0, alone in its transaction."""
+    [outcome] = buy(make_sessionmaker(engine), [Order(player_id, 100, mode, key)], T0)
+    return outcome
+
+
+def _sold(outcomes: list[Outcome]) -> list[bool]:
+    return [isinstance(o, plays.PlayView) for o in outcomes]
+
+
+def _lots(outcomes: list[Outcome]) -> int:
+    """What the plays of ``outcomes`` credited to their buyer (an ``auto`` play's lot)."""
+    return sum(o.prize_cents or 0 for o in outcomes if isinstance(o, plays.PlayView))
+
+
+def _balance(db: Transactions, player_id: int) -> int:
+    return db.read(
+        lambda connection: int(
+            connection.execute(
+                select(Account.balance_cents).where(Account.player_id == player_id)
+            ).scalar_one()
+        )
+    )
+
+
+@pytest.mark.parametrize("period", list(limits.STAKE_PERIODS))
+def test_stakes_that_reach_a_stake_limit_exactly_are_sold_a_cent_past_it_not(
+    engine: Engine, db: Transactions, load: BlockLoader, period: str
+) -> None:
+    """With a stake limit of 3 €, three stakes of 1 € reach it exactly and are sold, the fourth
+    is refused; with 2.99 €, the third is refused: the stakes may touch the limit, not pass it.
+    A refused stake is not debited."""
+    load(100, size=50)
+    sessions = make_sessionmaker(engine)
+    at, under = funded_player(sessions, "at", 10_000), funded_player(sessions, "under", 10_000)
+    _set(db, at, T0 - DAY, **{period: 300})
+    _set(db, under, T0 - DAY, **{period: 299})
+    reached = [_sell_one(engine, at, Mode.AUTO, f"at{n}") for n in range(4)]
+    assert _sold(reached) == [True, True, True, False], reached
+    passed = [_sell_one(engine, under, Mode.AUTO, f"under{n}") for n in range(3)]
+    assert _sold(passed) == [True, True, False], passed
+    span = {"stake_daily": "24 hours", "stake_weekly": "7 days", "stake_monthly": "30 days"}
+    for refused, limit, staked in ((reached[3], 300, 300), (passed[2], 299, 200)):
+        assert isinstance(refused, StakeLimitReachedError), refused
+        assert refused.code == "stake_limit"
+        assert refused.detail == (
+            f"stake limit {limit} cents per {span[period]}: {staked} cents staked in the "
+            "period, a stake of 100 more would pass it"
+        )
+    assert _balance(db, at) == 10_000 - 300 + _lots(reached)
+    assert _balance(db, under) == 10_000 - 200 + _lots(passed)
+
+
+def test_a_net_loss_that_reaches_the_loss_limit_exactly_is_sold_a_cent_past_it_not(
+    engine: Engine, db: Transactions, load: BlockLoader
+) -> None:
+    """« Jouer » plays, whose lots wait for the fourth grid, so the week's net loss is their
+    stakes: with a loss limit of 3 €, three plays of 1 € reach it exactly and are sold, the
+    fourth is refused; with 2.99 €, the third is refused. A refused stake is not debited."""
+    load(100, size=50)
+    sessions = make_sessionmaker(engine)
+    at, under = funded_player(sessions, "at", 10_000), funded_player(sessions, "under", 10_000)
+    _set(db, at, T0 - DAY, loss=300)
+    _set(db, under, T0 - DAY, loss=299)
+    reached = [_sell_one(engine, at, Mode.JOUER, f"at{n}") for n in range(4)]
+    assert _sold(reached) == [True, True, True, False], reached
+    passed = [_sell_one(engine, under, Mode.JOUER, f"under{n}") for n in range(3)]
+    assert _sold(passed) == [True, True, False], passed
+    for refused, limit, loss in ((reached[3], 300, 300), (passed[2], 299, 200)):
+        assert isinstance(refused, LossLimitReachedError), refused
+        assert refused.code == "loss_limit"
+        assert refused.detail == (
+            f"weekly loss limit {limit} cents: a net loss of {loss} cents over the last 7 days, "
+            "a stake of 100 more would pass it"
+        )
+    assert (_balance(db, at), _balance(db, under)) == (10_000 - 300, 10_000 - 200)
 
 
 def test_a_self_exclusion_is_never_shortened(engine: Engine, db: Transactions) -> None:

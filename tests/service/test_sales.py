@@ -1,5 +1,6 @@
 """The sale of a batch (``sales.sell``), on SQLite and PostgreSQL: several orders in one
-transaction, each refused one undone alone, serials in order across a block's end."""
+transaction, each refused one undone alone, serials in order across a block's end and with no
+gap within its runs, a stake equal to the balance sold and one a cent short refused."""
 
 from __future__ import annotations
 
@@ -32,9 +33,12 @@ from pharaon.store.tables import (
     Block,
     IdempotencyKey,
     LedgerEntry,
+    LedgerTransaction,
     PlayRow,
+    SaleRun,
+    StakeHour,
 )
-from tests.conftest import BlockLoader
+from tests.conftest import BlockLoader, load_for_sale, make_block
 from tests.service.helpers import Outcome, buy, funded_player
 
 Open = Callable[[], Session]
@@ -159,6 +163,88 @@ def test_on_sqlite_a_batch_inserts_each_table_s_rows_in_one_statement(
     assert sorted(inserts) == sorted(set(inserts)), inserts  # one INSERT per table
     assert {"plays", "ledger_transactions", "ledger_entries", "audit_log"} <= set(inserts)
     assert not [s for s in one_by_one if s in inserts], one_by_one  # none an executemany
+
+
+def _everything(sessions: Open) -> dict[str, Any]:
+    """What a sale may change: every balance, the rows of each table a sale writes to, the
+    runs' next serials."""
+    with sessions() as session:
+        counts = {
+            table.__tablename__: session.execute(select(func.count()).select_from(table)).scalar()
+            for table in (PlayRow, LedgerTransaction, LedgerEntry, IdempotencyKey, AuditRecord)
+        }
+        rows = {
+            "balances": select(Account.id, Account.balance_cents).order_by(Account.id),
+            "stake_hours": select(
+                StakeHour.player_id, StakeHour.hour, StakeHour.stakes_cents
+            ).order_by(StakeHour.player_id, StakeHour.hour),
+            "runs": select(SaleRun.block_id, SaleRun.run, SaleRun.next_serial).order_by(
+                SaleRun.block_id, SaleRun.run
+            ),
+        }
+        return {**counts, **{name: session.execute(q).all() for name, q in rows.items()}}
+
+
+def test_a_stake_equal_to_the_balance_sells_a_cent_short_does_not(
+    sessions: Open, load: BlockLoader
+) -> None:
+    """The balance may pay the stake to the last cent: with exactly 3 € a 3 € stake is sold
+    (the balance then 0, plus the lot); with 2.99 € it is refused and nothing changes."""
+    block = load(300, size=50)
+    short = funded_player(sessions, "short", 299)
+    exact = funded_player(sessions, "exact", 300)
+    before = _everything(sessions)
+    [refused] = _buy(sessions, [Order(short, 300, Mode.AUTO, "k")])
+    assert isinstance(refused, InsufficientFundsError), refused
+    assert (refused.code, refused.detail) == (
+        "insufficient_funds",
+        "the balance is less than the stake of 300 cents",
+    )
+    assert _everything(sessions) == before
+    [sold] = _plays(_buy(sessions, [Order(exact, 300, Mode.AUTO, "k")]))
+    assert (sold.block_id, sold.serial) == (block, 1)  # the refusal took no unit
+    assert sold.prize_cents is not None
+    assert (sold.balance_before_cents, sold.balance_after_cents) == (300, sold.prize_cents)
+    assert _balance(sessions, exact) == 0 + sold.prize_cents
+    _audit_ok(sessions)
+
+
+@pytest.mark.parametrize("sale_runs", [1, 3])
+def test_purchases_take_each_run_s_serials_in_order_with_no_gap(
+    engine: Engine, sessions: Open, sale_runs: int
+) -> None:
+    """Sold one after another (alone or in a batch, none beside them), the units go run by
+    run, each run from its first serial to its last, none skipped: the purchases' serials
+    are the runs' bounds laid end to end, in the order bought."""
+    block = load_for_sale(engine, make_block(100, size=24), sale_runs=sale_runs)
+    with sessions() as session:
+        bounds = session.execute(
+            select(SaleRun.first_serial, SaleRun.last_serial).order_by(SaleRun.run)
+        ).all()
+    order = [serial for first, last in bounds for serial in range(first, last + 1)]
+    assert len(bounds) == sale_runs
+    assert sorted(order) == list(range(1, 25))
+    regular = funded_player(sessions, "regular", 10_000)
+    buyers = [funded_player(sessions, f"b{n}", 1_000) for n in range(4)]
+
+    def one_by_one(count: int, key: str) -> list[int]:
+        outcomes = [
+            _buy(sessions, [Order(regular, 100, Mode.AUTO, f"{key}{n}")]) for n in range(count)
+        ]
+        return [p.serial for o in outcomes for p in _plays(o)]
+
+    assert one_by_one(5, "a") == order[:5]
+    batch = _plays(_buy(sessions, [Order(b, 100, Mode.AUTO, "k") for b in buyers]))
+    assert [p.serial for p in batch] == order[5:9]  # with 3 runs, across the first's end
+    assert one_by_one(15, "b") == order[9:]
+    assert {p.block_id for p in batch} == {block}
+    with sessions() as session:
+        ends = session.execute(
+            select(SaleRun.next_serial, SaleRun.last_serial).order_by(SaleRun.run)
+        ).all()
+        assert all(next_serial == last + 1 for next_serial, last in ends), ends
+        assert session.get_one(Block, block).state == "sold_out"
+    _audit_ok(sessions)
 
 
 def test_refused_orders_change_nothing_and_the_others_sell(

@@ -11,7 +11,7 @@ import json
 from typing import Any
 
 import pytest
-from sqlalchemy import Engine, func, select, update
+from sqlalchemy import Connection, Engine, func, select, update
 
 from pharaon.service import audit, standing, traces, withdrawals
 from pharaon.service.clock import utcnow
@@ -30,6 +30,8 @@ from pharaon.store.tables import (
     WITHDRAWALS_ACCOUNT,
     Account,
     AuditRecord,
+    IdempotencyKey,
+    LedgerEntry,
     LedgerTransaction,
     Withdrawal,
 )
@@ -206,6 +208,41 @@ def test_only_the_withdrawable_balance(engine: Engine, db: Transactions) -> None
         ).scalar_one()
     )
     assert count == 1
+
+
+def _books(connection: Connection) -> dict[str, Any]:
+    """What a withdrawal may change: every account's balance, and how many ledger
+    transactions and entries, withdrawals, idempotency keys and audit records there are."""
+    counts = {
+        table.__tablename__: connection.execute(select(func.count()).select_from(table)).scalar()
+        for table in (LedgerTransaction, LedgerEntry, Withdrawal, IdempotencyKey, AuditRecord)
+    }
+    balances = connection.execute(select(Account.id, Account.balance_cents).order_by(Account.id))
+    return {**counts, "balances": balances.all()}
+
+
+def test_a_withdrawal_above_the_balance_is_refused_and_changes_nothing(
+    engine: Engine, db: Transactions
+) -> None:
+    """A cent more than the balance: refused by the withdrawal itself with the
+    insufficient-funds error (the database's own check on balances is a last resort, not the
+    refusal), the books as they were, the key given back; the balance exactly is paid."""
+    ana, _ = _verified(engine, db, "ana", 2_000)
+    before = db.read(_books)
+    try:
+        refused: object = _withdraw(db, ana, 2_001, key="all")
+    except Exception as exc:  # whatever refused it: the assertion below says what should
+        refused = exc
+    assert isinstance(refused, InsufficientFundsError), refused
+    assert (refused.code, refused.detail) == (
+        "insufficient_funds",
+        "amount_cents 2001 is more than the withdrawable balance",
+    )
+    assert db.read(_books) == before
+    paid = _withdraw(db, ana, 2_000, key="all")  # the same key: the refusal kept nothing
+    assert (paid.amount_cents, paid.state) == (2_000, withdrawals.PAID)
+    assert _balance(db, ana) == 0
+    _audit_ok(db)
 
 
 def test_a_retried_key_withdraws_once(engine: Engine, db: Transactions) -> None:

@@ -16,7 +16,14 @@ from sqlalchemy import Engine, func, select
 
 from pharaon.settings import Settings
 from pharaon.store.engine import make_sessionmaker
-from pharaon.store.tables import AuditRecord, IdentityCheck, Withdrawal
+from pharaon.store.tables import (
+    Account,
+    AuditRecord,
+    IdentityCheck,
+    LedgerEntry,
+    LedgerTransaction,
+    Withdrawal,
+)
 from tests.conftest import Player
 from tests.web.test_measures import _admin
 
@@ -218,3 +225,38 @@ def test_bad_withdrawals_are_refused_and_change_nothing(
         )
     assert len(refusals) == 1
     assert '"refusal":"insufficient_funds"' in refusals[0]
+
+
+def _ledger(engine: Engine) -> dict[str, Any]:
+    """The books a withdrawal moves: every account's balance, the ledger's transactions and
+    entries, the withdrawals."""
+    counts = {
+        table.__tablename__: _count(engine, table)
+        for table in (LedgerTransaction, LedgerEntry, Withdrawal)
+    }
+    with make_sessionmaker(engine)() as session:
+        balances = session.execute(select(Account.id, Account.balance_cents).order_by(Account.id))
+        return {"balances": balances.all(), **counts}
+
+
+def test_a_withdrawal_above_the_balance_is_402_and_moves_nothing(
+    engine: Engine, player: Player, verified: Any
+) -> None:
+    """A cent more than the balance: 402 ``insufficient_funds`` saying why (the withdrawal's
+    own refusal, not the database's check on balances, which would be a 500), the balance,
+    the ledger and the withdrawals as they were; the balance exactly is paid."""
+    player.deposit(1_000)
+    before = _ledger(engine)
+    over = withdraw(player, 1_001)
+    assert (over.status_code, over.json()) == (
+        402,
+        {
+            "error": "insufficient_funds",
+            "detail": "amount_cents 1001 is more than the withdrawable balance",
+        },
+    )
+    assert player.balance() == 1_000
+    assert _ledger(engine) == before
+    exact = withdraw(player, 1_000)
+    assert (exact.status_code, exact.json()["state"]) == (201, "paid"), exact.text
+    assert player.balance() == 0
