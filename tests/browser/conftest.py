@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import httpx
 import pytest
 from playwright.sync_api import Browser, Page, Playwright, sync_playwright
 
-from pharaon.pool.blockfile import write_block
+from pharaon.pool.blockfile import Block, write_block
 from pharaon.pool.design import test_design
 from pharaon.pool.generate import generate_block
 from pharaon.service import approvals
@@ -63,6 +64,7 @@ class Server:
     blocks_dir: Path
     log: Path
     blocks: dict[int, int] = field(default_factory=dict)  # price cents → its open block's id
+    made: dict[int, Block] = field(default_factory=dict)  # block id → as made here, in sale order
     acting: str | None = None  # the admin named by --as once operators exist
     totp_secrets: dict[str, str] = field(default_factory=dict)  # operator e-mail → secret
 
@@ -93,6 +95,7 @@ class Server:
         if found is None:
             pytest.fail(f"pharaon blocks load said: {out!r}")
         block_id = int(found.group(1))
+        self.made[block_id] = block
         if not approve:
             return block_id
         engine = make_engine(self.database_url)
@@ -152,7 +155,7 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None
                 return
         except httpx.TransportError:
             pass
-        time.sleep(0.2)
+        time.sleep(0.05)
     pytest.fail(f"pharaon serve did not answer /api/v1/health in {START_SECONDS} s")
 
 
@@ -186,8 +189,6 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         capture_output=True,
         check=True,
     )
-    for price in PRICES:
-        server.load_block(price, 1)
     with server.log.open("wb") as log:
         process = subprocess.Popen(
             [
@@ -206,6 +207,11 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
             stderr=subprocess.STDOUT,
         )
     try:
+        # The blocks load while the server starts, each in a process of its own (SQLite's busy
+        # timeout takes their writes in turn): the start waits for the slowest, not the sum.
+        with ThreadPoolExecutor(len(PRICES)) as loading:
+            for done in [loading.submit(server.load_block, price, 1) for price in PRICES]:
+                done.result()
         _wait_healthy(server.url, process, server.log)
         yield server
     finally:

@@ -8,7 +8,10 @@ from typing import Any
 
 from playwright.sync_api import Page, Response, expect
 
+from pharaon.game.evaluate import Evaluation, evaluate
 from pharaon.game.money import format_cents
+from pharaon.game.unit import Unit
+from tests.browser.conftest import Server
 
 PASSWORD = "correct horse battery"
 
@@ -104,6 +107,30 @@ def press_buy(page: Page, button: str = "Jouer") -> Any:
         press.click()
     assert answer.value.status == 201, answer.value.text()
     return answer.value.json()
+
+
+def without_motion(page: Page) -> None:
+    """Switch the page's animations off as a player who asks for reduced motion does: each
+    grid, lot and combination then shows at once. For the tests that check what the page
+    shows, not how it moves; test_scratch.py checks the animations themselves."""
+    page.emulate_media(reduced_motion="reduce")
+
+
+def settled(page: Page) -> None:
+    """Wait until no animation or transition runs on the page (before a screenshot)."""
+    page.wait_for_function("() => document.getAnimations().length === 0")
+
+
+def next_unit(server: Server, play: Any) -> Evaluation | None:
+    """The unit the next purchase at ``play``'s stake will get, evaluated, when the test block
+    it comes from is known: on SQLite a block sells in serial order (service/runs.py), and the
+    tests of one server buy one at a time. None past the block's end or for a block not made
+    by ``server``."""
+    block = server.made.get(play["block_id"])
+    if block is None or play["serial"] >= block.size:
+        return None
+    cells = tuple(int(code) for code in block.units[play["serial"]])  # serial s + 1 is row s
+    return evaluate(Unit(cells), play["stake_cents"])
 
 
 def uncover(page: Page, grid: int, label: str = "Grille") -> None:

@@ -16,9 +16,11 @@ from tests.browser.helpers import (
     choose_stake,
     deposit,
     press_buy,
+    settled,
     sign_up,
     tab,
     uncover,
+    without_motion,
 )
 
 pytestmark = pytest.mark.browser
@@ -139,6 +141,8 @@ def test_screens_at_phone_and_desktop_sizes(
 ) -> None:
     context = browser.new_context(viewport={"width": width, "height": height}, base_url=server.url)
     page = context.new_page()
+    # The layout and the pictures, not the animations (test_scratch.py): each step at once.
+    without_motion(page)
     keep = (width, height) in VIEWPORTS
     size = f"{width}x{height}"
 
@@ -161,12 +165,12 @@ def test_screens_at_phone_and_desktop_sizes(
         shot("3-covered")
         uncover(page, 1)
         uncover(page, 2)
-        page.wait_for_timeout(800)  # let the scratch animation end
+        settled(page)
         shot("4-half")
         uncover(page, 3)
         uncover(page, 4)
         check_finished(page, api(page, f"/plays/{bought['play_id']}"))
-        page.wait_for_timeout(1500)
+        settled(page)
         shot("5-finished")
         for _ in range(5):
             press_buy(page, "Auto")

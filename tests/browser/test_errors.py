@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from urllib.parse import urlparse
 
 import pytest
-from playwright.sync_api import Page, Route, expect
+from playwright.sync_api import Page, Request, Route, expect
 
 from pharaon.game.money import format_cents
 from tests.browser.conftest import Server
@@ -30,6 +32,15 @@ def _is_buy_url(url: str) -> bool:
 
 def _jouer(page: Page) -> None:
     page.get_by_role("button", name="Jouer", exact=True).click()
+
+
+def _until(page: Page, done: Callable[[], bool], what: str, seconds: float = 15) -> None:
+    """Let the page run until ``done()``, which reads what its events record."""
+    deadline = time.monotonic() + seconds
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail(f"waited {seconds} s for {what}")
+        page.wait_for_timeout(20)  # the page's events are taken in while it is waited on
 
 
 def test_short_balance(page: Page) -> None:
@@ -179,9 +190,18 @@ def test_one_press_never_charges_twice(page: Page) -> None:
     assert api(page, "/me")["balance_cents"] == finished["balance_after_cents"]
 
     # A second press is a new play with a new key; a double click is still one press.
+    answered: list[Request] = []
+
+    def record(request: Request) -> None:
+        if request.method == "POST" and _is_buy_url(request.url):
+            answered.append(request)
+
+    page.on("requestfinished", record)
+    sent = len(keys)
     page.get_by_role("button", name="Jouer", exact=True).dblclick()
     expect(page.locator("#play-holder button.cover")).to_have_count(4)
-    page.wait_for_timeout(500)
+    # Each purchase the double click sent (one, unless it charged twice) has had its answer.
+    _until(page, lambda: len(answered) == len(keys) - sent, "the purchases' answers")
     assert len(api(page, "/plays?limit=20")["plays"]) == 2
     assert len(set(keys)) == 2
 

@@ -18,12 +18,14 @@ from tests.browser.helpers import (
     set_moderators,
     sign_up,
     tab,
+    without_motion,
 )
 
 pytestmark = pytest.mark.browser
 
 
 def test_a_new_account_sets_its_moderators_before_the_first_deposit(page: Page) -> None:
+    without_motion(page)  # the plays up to the ceiling, not their animations
     sign_up(page, moderators=None)
     # The page opens « Compte » on the form, not the game.
     expect(page.locator("#view-account")).to_be_visible()

@@ -21,12 +21,14 @@ from tests.browser.helpers import (
     sign_up,
     tab,
     uncover,
+    without_motion,
 )
 
 pytestmark = pytest.mark.browser
 
 
 def test_sign_up_deposit_and_jouer_at_each_stake(page: Page) -> None:
+    without_motion(page)  # what each stake charges and shows, not how it moves
     sign_up(page)
     expect(page.locator("#balance")).to_have_text(format_cents(0))
     deposit(page, "20")
@@ -76,6 +78,7 @@ def test_sign_up_deposit_and_jouer_at_each_stake(page: Page) -> None:
 
 
 def test_auto_uncovers_everything_and_marks_the_winning_combinations(page: Page) -> None:
+    without_motion(page)  # what Auto uncovers and marks; its moment is test_scratch.py's
     sign_up(page)
     deposit(page, "40")
     tab(page, "Jeu")
@@ -110,6 +113,7 @@ def test_auto_uncovers_everything_and_marks_the_winning_combinations(page: Page)
 def test_reload_mid_game_resumes_where_it_stopped(
     page: Page, browser: Browser, server: Server
 ) -> None:
+    without_motion(page)  # where the play stood, not how its grids came
     email = sign_up(page)
     deposit(page, "5")
     tab(page, "Jeu")
@@ -147,6 +151,7 @@ def test_reload_mid_game_resumes_where_it_stopped(
 
 
 def test_history_resumes_an_unfinished_play(page: Page) -> None:
+    without_motion(page)  # the play taken up again, not its animations
     sign_up(page)
     deposit(page, "3")
     tab(page, "Jeu")
@@ -175,6 +180,7 @@ def test_a_new_play_waits_for_the_current_one(page: Page) -> None:
 
 
 def test_english_switch_is_kept(page: Page) -> None:
+    without_motion(page)  # the words, not the animations
     sign_up(page)
     deposit(page, "2")
     page.get_by_role("button", name="English").click()

@@ -14,12 +14,13 @@ from playwright.sync_api import Page, Route, expect
 
 from pharaon.service import receipts
 from tests.browser.conftest import PHARAON, Server
-from tests.browser.helpers import api, deposit, press_buy, sign_up, tab, uncover
+from tests.browser.helpers import api, deposit, press_buy, sign_up, tab, uncover, without_motion
 
 pytestmark = pytest.mark.browser
 
 
 def _play_one(page: Page) -> dict[str, object]:
+    without_motion(page)  # the proofs of a play, not how it was uncovered
     sign_up(page)
     deposit(page, "5")
     tab(page, "Jeu")

@@ -9,13 +9,22 @@ import pytest
 from playwright.sync_api import Page, expect
 
 from pharaon.game.money import format_cents
-from tests.browser.helpers import api, choose_stake, deposit, press_buy, sign_up, tab
+from tests.browser.helpers import (
+    api,
+    choose_stake,
+    deposit,
+    press_buy,
+    sign_up,
+    tab,
+    without_motion,
+)
 
 pytestmark = pytest.mark.browser
 
 
 def test_the_reality_check_shows_the_session_so_far(page: Page) -> None:
     page.clock.install()  # time still flows; fast_forward jumps the page's timers ahead
+    without_motion(page)  # the plays' lots, not their animations
     page.reload()
     sign_up(page)
     deposit(page, "10")

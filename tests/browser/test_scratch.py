@@ -10,15 +10,17 @@ line; under prefers-reduced-motion all of it is there at once.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from itertools import pairwise
 from typing import Any
 
 import pytest
 from playwright.sync_api import Browser, Page, Request, expect
 
+from pharaon.game.evaluate import Evaluation
 from pharaon.game.money import format_cents
 from tests.browser.conftest import Server
-from tests.browser.helpers import api, check_finished, deposit, press_buy, sign_up, tab
+from tests.browser.helpers import api, check_finished, deposit, next_unit, press_buy, sign_up, tab
 
 pytestmark = pytest.mark.browser
 
@@ -124,6 +126,14 @@ def _reveals(page: Page) -> list[int]:
     return sent
 
 
+def _sent_so_far(page: Page) -> None:
+    """Until every request the page's last input made it send has been seen (page.on): a page
+    sends its requests in the order it makes them, so once a request made now has its answer,
+    those made before it have gone out."""
+    with page.expect_response(lambda response: response.url.endswith("/api/v1/health")):
+        page.evaluate("() => { fetch('/api/v1/health'); }")
+
+
 def _ready_to_play(page: Page, euros: str) -> None:
     sign_up(page)
     deposit(page, euros)
@@ -150,6 +160,20 @@ def _auto_until(page: Page, *, won: bool, combos: int = 1, tries: int = 60) -> A
     raise AssertionError(f"no {'win' if won else 'loss'} in {tries} Auto plays")
 
 
+def _pass_over(page: Page, server: Server, play: Any, wanted: Callable[[Evaluation], bool]) -> None:
+    """After `play`, press « Auto » under reduced motion (each play shown at once) while the
+    unit the next press gets is known (next_unit) and not `wanted`; the motion back on after.
+    The plays a test need not watch cost a request each instead of their animations."""
+    page.emulate_media(reduced_motion="reduce")
+    coming = next_unit(server, play)
+    while coming is not None and not wanted(coming):
+        play = press_buy(page, "Auto")
+        expect(page.locator("#play-ref")).to_contain_text(f"n° {play['play_id']} ")
+        expect(page.locator("#play-holder .lot")).to_be_focused()
+        coming = next_unit(server, play)
+    page.emulate_media(reduced_motion="no-preference")
+
+
 def _moment(page: Page) -> Any:
     return page.evaluate("window.__moment")
 
@@ -172,7 +196,7 @@ def test_scratch_with_the_mouse_click_and_keys_still_uncover(page: Page) -> None
     first = _share(page, 1)
     assert first is not None
     assert 0.1 < first < 0.5, first
-    page.wait_for_timeout(300)
+    _sent_so_far(page)
     expect(page.locator("#play-holder button.cover")).to_have_count(4)
     assert sent == []
 
@@ -264,18 +288,25 @@ def test_scratch_with_a_finger_on_a_phone(browser: Browser, server: Server) -> N
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
-def test_sounds_are_off_until_switched_on_and_the_switch_is_kept(page: Page) -> None:
+def _wins(unit: Evaluation) -> bool:
+    return unit.prize_cents > 0
+
+
+def test_sounds_are_off_until_switched_on_and_the_switch_is_kept(
+    page: Page, server: Server
+) -> None:
     _ready_to_play(page, "60")
     switch = page.get_by_role("switch", name="Sons")
     expect(switch).not_to_be_checked()
     assert page.evaluate("localStorage.getItem('pharaon.sound')") is None
 
     # Off: a scratch and a win play nothing.
-    press_buy(page, "Jouer")
+    played = press_buy(page, "Jouer")
     _scratch_open(page, 1, _mouse_stroke)
     for grid in (2, 3, 4):
         page.get_by_role("button", name=f"Grille {grid}", exact=True).click()
     expect(page.locator("#play-holder .lot")).to_be_focused()
+    _pass_over(page, server, played, _wins)
     _auto_until(page, won=True)
     assert page.evaluate("document.body.dataset.soundPlayed") is None
 
@@ -285,14 +316,15 @@ def test_sounds_are_off_until_switched_on_and_the_switch_is_kept(page: Page) -> 
     expect(page.get_by_role("switch", name="Sons")).to_be_checked()
 
     # On (after the reload, a press wakes the sound): the rasp, then the chime.
-    press_buy(page, "Jouer")
+    played = press_buy(page, "Jouer")
     _mouse_stroke(page, 1, 0.5)
     expect(page.locator("body")).to_have_attribute("data-sound-played", "scratch")
     _scratch_open(page, 1, _mouse_stroke)
     for grid in (2, 3, 4):
         page.get_by_role("button", name=f"Grille {grid}", exact=True).click()
     expect(page.locator("#play-holder .lot")).to_be_focused()
-    _auto_until(page, won=True)
+    _pass_over(page, server, played, _wins)
+    played = _auto_until(page, won=True)
     expect(page.locator("body")).to_have_attribute("data-sound-played", "win")
     count = int(page.evaluate("document.body.dataset.soundCount"))
     assert count >= 2
@@ -300,11 +332,12 @@ def test_sounds_are_off_until_switched_on_and_the_switch_is_kept(page: Page) -> 
     # Off again: nothing more.
     page.get_by_role("switch", name="Sons").uncheck()
     assert page.evaluate("localStorage.getItem('pharaon.sound')") == "off"
+    _pass_over(page, server, played, _wins)
     _auto_until(page, won=True)
     assert int(page.evaluate("document.body.dataset.soundCount")) == count
 
 
-def test_a_win_has_its_moment_and_a_loss_a_kind_line(page: Page) -> None:
+def test_a_win_has_its_moment_and_a_loss_a_kind_line(page: Page, server: Server) -> None:
     _ready_to_play(page, "60")
     lost = _auto_until(page, won=False)
     lot = page.locator("#play-holder .lot")
@@ -312,6 +345,7 @@ def test_a_win_has_its_moment_and_a_loss_a_kind_line(page: Page) -> None:
     expect(lot).to_have_class(re.compile(r"\blost\b"))
     check_finished(page, api(page, f"/plays/{lost['play_id']}"))
 
+    _pass_over(page, server, lost, lambda unit: len(unit.combinations) >= 2)
     won = _auto_until(page, won=True, combos=2)
     final = format_cents(won["prize_cents"])
     expect(lot).to_have_text(f"Gagné ! Votre lot : {final}")
