@@ -23,8 +23,11 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/pharaon serve --host 127.0.0.1 --port 8000
 
+# Two runs: everything on $(JOBS) processes, then the tests marked `alone` (several servers,
+# clusters and a proxy, timed against the wall clock) with the machine to themselves.
 test: $(STAMP)
-	$(BIN)/pytest -n $(JOBS) --dist worksteal --durations=15
+	$(BIN)/pytest -n $(JOBS) --dist worksteal --durations=15 -m "not alone"
+	$(BIN)/pytest --durations=5 -m alone
 
 # The developer's quick loop: lint, types, and the tests that need neither PostgreSQL nor a
 # browser (about a minute).

@@ -28,7 +28,7 @@ from tests.web.cluster import Cluster, throwaway_standby
 from tests.web.live import LiveServer
 from tests.web.test_live import SLOW, Buyer, _check_books, _sign_up
 
-pytestmark = [pytest.mark.postgres, pytest.mark.faults]
+pytestmark = [pytest.mark.postgres, pytest.mark.faults, pytest.mark.alone]
 
 DEADLINE = 2.0
 BUYERS = 12
