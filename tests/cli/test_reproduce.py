@@ -9,9 +9,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import httpx
 import pyotp
 import pytest
 from sqlalchemy import Engine
@@ -24,7 +25,7 @@ from pharaon.service.plays import PlayView
 from pharaon.settings import Settings
 from pharaon.store.engine import make_sessionmaker
 from tests.service.helpers import buy, funded_player
-from tests.web.live import LiveServer
+from tests.web.live import LiveServer, http
 from tests.web.test_operator_api import PASSWORD, _operator
 from tests.web.test_revealed_keys import load_with_keys
 
@@ -39,6 +40,13 @@ def _reproduce(*args: object) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+def _reproduce_each(*runs: Sequence[object]) -> list[subprocess.CompletedProcess[str]]:
+    """``pharaon reproduce`` with each of ``runs``' arguments, the commands run side by side
+    (they only read); their results, in order."""
+    with ThreadPoolExecutor(len(runs)) as pool:
+        return list(pool.map(lambda args: _reproduce(*args), runs))
 
 
 def _design_file(path: Path, design: Design, name: str) -> Path:
@@ -87,12 +95,12 @@ def test_a_sold_out_block_is_reproduced_from_its_revealed_keys(
     server.start()
     try:
         api = server.url + "/api/v1"
-        [block] = httpx.get(api + "/blocks").json()
+        [block] = http.get(api + "/blocks").json()
         assert (block["block_id"], block["state"]) == (block_id, "sold_out")
         not_yet = _reproduce("--server", server.url, "--block", block_id, *keys)
         assert not_yet.returncode == 0, not_yet.stderr  # the key files alone reproduce it
 
-        session = httpx.post(
+        session = http.post(
             api + "/operator/sessions",
             json={
                 "email": "boss@example.org",
@@ -102,16 +110,23 @@ def test_a_sold_out_block_is_reproduced_from_its_revealed_keys(
         )
         assert session.status_code == 200, session.text
         admin = {"Authorization": f"Bearer {session.json()['token']}"}
-        r = httpx.post(
+        r = http.post(
             f"{api}/operator/blocks/{block_id}/keys",
             json={"vendor_key": vendor.hex(), "operator_key": operator.hex()},
             headers=admin,
         )
         assert r.status_code == 200, r.text
-        published = httpx.get(f"{api}/audit/blocks/{block_id}/keys").json()
+        published = http.get(f"{api}/audit/blocks/{block_id}/keys").json()
         assert published["vendor_key"] == vendor_file.read_text().strip()
 
-        done = _reproduce("--server", server.url, "--block", block_id, *keys)
+        wrong_key = ["--vendor-key-file", other_file, "--operator-key-file", operator_file]
+        design = _design_file(tmp_path / "other.toml", test_design(SIZE), "another-16")
+        done, wrong, other_design, missing = _reproduce_each(
+            ["--server", server.url, "--block", block_id, *keys],
+            ["--server", server.url, "--block", block_id, *wrong_key],
+            ["--server", server.url, "--block", block_id, *keys, "--design", design],
+            ["--server", server.url, "--block", 99, *keys],
+        )
         assert done.returncode == 0, done.stderr
         assert done.stderr == ""
         [line] = done.stdout.splitlines()
@@ -119,21 +134,16 @@ def test_a_sold_out_block_is_reproduced_from_its_revealed_keys(
         assert block["units_sha256"] in line
         assert block["merkle_root"] in line
 
-        wrong_key = ["--vendor-key-file", other_file, "--operator-key-file", operator_file]
-        refused = _reproduce("--server", server.url, "--block", block_id, *wrong_key)
-        assert refused.returncode == 1
-        assert refused.stdout == ""
-        [line] = refused.stderr.splitlines()
+        assert wrong.returncode == 1
+        assert wrong.stdout == ""
+        [line] = wrong.stderr.splitlines()
         assert f"block {block_id} not reproduced: the vendor key is not the block's" in line
 
-        design = _design_file(tmp_path / "other.toml", test_design(SIZE), "another-16")
-        refused = _reproduce("--server", server.url, "--block", block_id, *keys, "--design", design)
-        assert refused.returncode == 1
-        [line] = refused.stderr.splitlines()
+        assert other_design.returncode == 1
+        [line] = other_design.stderr.splitlines()
         assert "the design another-16" in line
         assert published["design_digest"] in line
 
-        missing = _reproduce("--server", server.url, "--block", 99, *keys)
         assert missing.returncode == 2
         assert missing.stderr.splitlines() == ["pharaon: error: the server publishes no block 99"]
     finally:
@@ -159,23 +169,26 @@ def test_another_design_of_the_same_size_does_not_make_the_block(
     )
     manifest = tmp_path / "manifest.json"
     manifest.write_text(json.dumps(made.manifest.as_json()), encoding="utf-8")
-    done = _reproduce("--manifest", manifest, *keys)
+    design = _design_file(tmp_path / "other.toml", test_design(SIZE), "another-16")
+    data = made.manifest.as_json()
+    data["design_digest"] = ""  # a manifest that does not say its design digest
+    undigested = tmp_path / "undigested.json"
+    undigested.write_text(json.dumps(data), encoding="utf-8")
+    done, refused, told_by_units = _reproduce_each(
+        ["--manifest", manifest, *keys],
+        ["--manifest", manifest, *keys, "--design", design],
+        ["--manifest", undigested, *keys, "--design", design],
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("block E1/200/3 reproduced: ")
-    design = _design_file(tmp_path / "other.toml", test_design(SIZE), "another-16")
-    refused = _reproduce("--manifest", manifest, *keys, "--design", design)
     assert refused.returncode == 1
     assert len(refused.stderr.splitlines()) == 1
     assert "is not the block's pharaon-regulation-v1-test-16" in refused.stderr
 
-    data = made.manifest.as_json()
-    data["design_digest"] = ""  # a manifest that does not say its design digest
-    manifest.write_text(json.dumps(data), encoding="utf-8")
     # Nothing to compare the design with: the regenerated units tell.
-    refused = _reproduce("--manifest", manifest, *keys, "--design", design)
-    assert refused.returncode == 1
-    assert len(refused.stderr.splitlines()) == 1
-    assert "not reproduced: the regenerated block differs: units SHA-256" in refused.stderr
+    assert told_by_units.returncode == 1
+    assert len(told_by_units.stderr.splitlines()) == 1
+    assert "not reproduced: the regenerated block differs: units SHA-256" in told_by_units.stderr
 
 
 def test_bad_input_ends_with_one_line(tmp_path: Path, key_files: tuple[Path, Path, Path]) -> None:
@@ -186,7 +199,7 @@ def test_bad_input_ends_with_one_line(tmp_path: Path, key_files: tuple[Path, Pat
     loose.chmod(0o644)
     not_json = tmp_path / "manifest.json"
     not_json.write_text("{")
-    for args in (
+    runs = (
         keys,
         ["--manifest", not_json, "--server", "http://127.0.0.1:1", *keys],
         ["--manifest", not_json, *keys],
@@ -194,8 +207,8 @@ def test_bad_input_ends_with_one_line(tmp_path: Path, key_files: tuple[Path, Pat
         ["--server", "ftp://example.org", "--block", 1, *keys],
         ["--server", "http://127.0.0.1:1", "--block", 1, *keys],
         ["--manifest", not_json, "--vendor-key-file", loose, "--operator-key-file", operator_file],
-    ):
-        done = _reproduce(*args)
+    )
+    for args, done in zip(runs, _reproduce_each(*runs), strict=True):
         assert done.returncode == 2, args
         assert done.stderr.startswith("pharaon: error: "), args
         assert len(done.stderr.splitlines()) == 1, done.stderr

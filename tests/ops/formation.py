@@ -194,7 +194,7 @@ class Formation:
                     raise RuntimeError(f"pg_autoctl {name} exited: {log}")
             if done():
                 return
-            time.sleep(0.5)
+            time.sleep(0.2)
         logs = "\n".join(
             f"--- {n}\n" + (self.folder / f"{n}.log").read_text()[-1500:] for n in self.processes
         )

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 
 from tests.web.cluster import skip_or_fail
-from tests.web.live import HEALTH, free_port
+from tests.web.live import HEALTH, free_port, http
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -51,11 +51,11 @@ class Proxy:
             if self.process.poll() is not None:
                 raise RuntimeError(f"haproxy exited: {self.log.read_text()[-2000:]}")
             try:
-                if httpx.get(self.url + HEALTH, timeout=1).status_code == 200:
+                if http.get(self.url + HEALTH, timeout=1).status_code == 200:
                     return
             except httpx.HTTPError:
                 pass
-            time.sleep(0.1)
+            time.sleep(0.05)
         self.stop()
         raise RuntimeError(f"haproxy did not answer: {self.log.read_text()[-2000:]}")
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -22,7 +23,13 @@ import pytest
 from tests.ops.formation import Formation, throwaway_formation
 from tests.ops.proxy import Proxy
 from tests.web.live import LiveServer
-from tests.web.test_faults_postgres import BUYERS, PURCHASES, _burst, ready_for_the_burst
+from tests.web.test_faults_postgres import (
+    BUYERS,
+    PURCHASES,
+    Burst,
+    _burst,
+    ready_for_the_burst,
+)
 
 pytestmark = [pytest.mark.postgres, pytest.mark.faults]
 
@@ -41,14 +48,14 @@ def test_primary_killed_mid_burst(
     proxy = Proxy([s.url for s in servers], tmp_path / "haproxy.log")
     killed: list[float] = []
 
-    def kill_the_primary() -> None:
-        time.sleep(0.2)
+    def kill_the_primary(burst: Burst) -> None:
+        burst.wait_for_some()
         killed.append(time.monotonic())
         formation.kill("node1")
 
     try:
-        for server in servers:
-            server.start()
+        with ThreadPoolExecutor(len(servers)) as pool:  # both at once, as a deploy starts them
+            list(pool.map(LiveServer.start, servers))
         proxy.start()
         pids = [s.process.pid for s in servers if s.process is not None]
         away = _burst(engine, proxy.url, kill_the_primary)
@@ -56,8 +63,8 @@ def test_primary_killed_mid_burst(
         assert [s.process.pid for s in servers if s.process and s.process.poll() is None] == pids
     finally:
         proxy.stop()
-        for server in servers:
-            server.stop()
+        with ThreadPoolExecutor(len(servers)) as pool:
+            list(pool.map(LiveServer.stop, servers))
         engine.dispose()
     assert formation.states()["node2"][0] in {"wait_primary", "primary"}
     audit = subprocess.run(

@@ -1,6 +1,6 @@
 """Abuse: credential stuffing across accounts from one address, bodies too large, slow clients
-(the proxy cuts them off: tests/deploy/), the page's security headers, and Secure cookies behind
-an HTTPS proxy."""
+(the proxy cuts them off: tests/ops/test_servers.py), the page's security headers, and Secure
+cookies behind an HTTPS proxy."""
 
 from __future__ import annotations
 
@@ -11,7 +11,6 @@ from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 
-import httpx
 import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine
@@ -19,11 +18,13 @@ from sqlalchemy import Engine
 from pharaon.service import logins
 from pharaon.service.clock import utcnow
 from pharaon.service.errors import LockedOutError, UnauthorizedError
-from pharaon.store.engine import make_sessionmaker
+from pharaon.store.engine import make_engine, make_sessionmaker
+from pharaon.store.migrate import upgrade
 from pharaon.store.transactions import Transactions
 from pharaon.web.guards import MAX_BODY_BYTES
+from tests.conftest import BACKENDS, postgres_schema
 from tests.service.helpers import PASSWORD, funded_player, log_in
-from tests.web.live import LiveServer
+from tests.web.live import LiveServer, http, wait_until
 
 BIRTH = "1990-05-17"
 
@@ -131,22 +132,42 @@ def test_the_page_has_no_inline_script_style_or_handler() -> None:
         assert all("src=" in attrs and not body.strip() for attrs, body in scripts), file
 
 
-@pytest.fixture
-def slow_server(engine: Engine, database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
-    live = LiveServer(
-        database_url,
-        tmp_path / "server.log",
-        args=["--forwarded-allow-ips", "127.0.0.1"],
-    )
+@pytest.fixture(scope="module", params=BACKENDS)
+def slow_server(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[LiveServer]:
+    """A server that trusts the proxy at 127.0.0.1, on a migrated database of its own; one for
+    the module's tests (they read, or add a player of their own)."""
+    folder = tmp_path_factory.mktemp("slow_server")
+    schemas: Iterator[str] = iter([f"sqlite:///{folder / 'pharaon.db'}"])
+    if request.param == "postgresql":
+        schemas = postgres_schema(request.getfixturevalue("postgres_database"))
+    url = next(schemas)
+    engine = make_engine(url)
+    upgrade(engine)
+    engine.dispose()
+    live = LiveServer(url, folder / "server.log", args=["--forwarded-allow-ips", "127.0.0.1"])
     live.start()
     yield live
     live.stop()
+    next(schemas, None)  # the PostgreSQL schema dropped
+
+
+def _unread(port: int) -> int:
+    """Bytes sent to the server on ``port`` that it has not read yet, on all its connections
+    (their receive queues, /proc/net/tcp)."""
+    unread = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "01":
+            unread += int(fields[4].split(":")[1], 16)
+    return unread
 
 
 def test_slowloris_does_not_starve_the_server(slow_server: LiveServer) -> None:
     """Connections that never finish their headers cost the server no thread: it answers
     others at once. Cutting them off is the proxy's job (HAProxy's ``timeout http-request``,
-    deploy/haproxy.cfg, tested in tests/deploy/)."""
+    deploy/haproxy.cfg, tested in tests/ops/test_servers.py)."""
     head = b"GET /api/v1/health HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: "
     slow = []
     for _ in range(200):
@@ -154,14 +175,15 @@ def test_slowloris_does_not_starve_the_server(slow_server: LiveServer) -> None:
         s.sendall(head)
         slow.append(s)
     try:
-        for _ in range(3):  # a byte a second, never done
+        for _ in range(3):  # a byte at a time, never done
             started = time.monotonic()
-            r = httpx.get(slow_server.url + "/api/v1/health", timeout=5)
+            r = http.get(slow_server.url + "/api/v1/health", timeout=5)
             assert r.status_code == 200
             assert time.monotonic() - started < 1.0
             for s in slow:
                 s.sendall(b"a")
-            time.sleep(1)
+            # The next byte once the server has read this one on every connection.
+            wait_until(lambda: _unread(slow_server.port) == 0, "the server to read them", 10)
     finally:
         for s in slow:
             s.close()
@@ -170,13 +192,11 @@ def test_slowloris_does_not_starve_the_server(slow_server: LiveServer) -> None:
 def test_cookies_are_secure_behind_an_https_proxy(slow_server: LiveServer) -> None:
     base = slow_server.url
     body = {"email": "proxy@example.org", "password": "long enough", "birth_date": BIRTH}
-    assert httpx.post(f"{base}/api/v1/players", json=body).status_code == 201
+    assert http.post(f"{base}/api/v1/players", json=body).status_code == 201
     login = {"email": "proxy@example.org", "password": "long enough"}
-    plain = httpx.post(f"{base}/api/v1/sessions", json=login)
+    plain = http.post(f"{base}/api/v1/sessions", json=login)
     assert all("secure" not in c.lower() for c in plain.headers.get_list("set-cookie"))
-    https = httpx.post(
-        f"{base}/api/v1/sessions", json=login, headers={"X-Forwarded-Proto": "https"}
-    )
+    https = http.post(f"{base}/api/v1/sessions", json=login, headers={"X-Forwarded-Proto": "https"})
     cookies = https.headers.get_list("set-cookie")
     assert len(cookies) == 2
     assert all("; secure" in c.lower() for c in cookies)

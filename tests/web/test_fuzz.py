@@ -9,7 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
@@ -21,7 +20,7 @@ from sqlalchemy import Engine
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
 from tests.conftest import BlockLoader
-from tests.web.live import LiveServer, set_moderators
+from tests.web.live import LiveServer, http, set_moderators
 
 pytestmark = pytest.mark.fuzz
 
@@ -48,13 +47,13 @@ def _bearer(base: str) -> dict[str, str]:
     """A fresh player with money, and its bearer token as headers."""
     email = f"fuzz-{secrets.token_hex(4)}@example.org"
     body = {"email": email, "password": PASSWORD, "birth_date": "1980-02-29"}
-    assert httpx.post(f"{base}/api/v1/players", json=body).status_code == 201
-    r = httpx.post(f"{base}/api/v1/sessions", json={"email": email, "password": PASSWORD})
+    assert http.post(f"{base}/api/v1/players", json=body).status_code == 201
+    r = http.post(f"{base}/api/v1/sessions", json={"email": email, "password": PASSWORD})
     assert r.status_code == 200, r.text
     headers = {"Authorization": f"Bearer {r.json()['token']}"}
     set_moderators(base, headers)
     key = {"Idempotency-Key": secrets.token_hex(8)}
-    r = httpx.post(f"{base}/api/v1/deposits", json={"amount_cents": 10_000}, headers=headers | key)
+    r = http.post(f"{base}/api/v1/deposits", json={"amount_cents": 10_000}, headers=headers | key)
     assert r.status_code == 201, r.text
     return headers
 
@@ -106,7 +105,7 @@ def test_every_route(engine: Engine, load: BlockLoader, server: LiveServer) -> N
     for operation in operations:
         _fuzz(operation, base, {})
         _fuzz(operation, base, _bearer(base))
-    assert httpx.get(f"{base}/api/v1/health").status_code == 200
+    assert http.get(f"{base}/api/v1/health").status_code == 200
     with make_sessionmaker(engine)() as session:
         report = run_audit(connection=session.connection())
     assert report.ok, report.failures

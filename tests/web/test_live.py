@@ -22,7 +22,7 @@ from pharaon.service.blocks import sold_units
 from pharaon.store.engine import is_sqlite, make_sessionmaker
 from pharaon.store.tables import Block
 from tests.conftest import BlockLoader
-from tests.web.live import LiveServer, set_moderators
+from tests.web.live import LiveServer, http, set_moderators, wait_until
 
 BUYERS = 32
 PURCHASES = 6
@@ -51,14 +51,14 @@ class Buyer:
 
 def _sign_up(base: str, email: str) -> str:
     body = {"email": email, "password": "long enough", "birth_date": "1980-02-29"}
-    assert httpx.post(f"{base}/api/v1/players", json=body, timeout=SLOW).status_code == 201
+    assert http.post(f"{base}/api/v1/players", json=body, timeout=SLOW).status_code == 201
     login = {"email": email, "password": "long enough"}
-    r = httpx.post(f"{base}/api/v1/sessions", json=login, timeout=SLOW)
+    r = http.post(f"{base}/api/v1/sessions", json=login, timeout=SLOW)
     token: str = r.json()["token"]
     set_moderators(base, {"Authorization": f"Bearer {token}"}, timeout=SLOW)
     headers = {"Authorization": f"Bearer {token}", "Idempotency-Key": f"dep-{email}"}
     amount = {"amount_cents": DEPOSIT}
-    r = httpx.post(f"{base}/api/v1/deposits", json=amount, headers=headers, timeout=SLOW)
+    r = http.post(f"{base}/api/v1/deposits", json=amount, headers=headers, timeout=SLOW)
     assert r.status_code == 201
     return token
 
@@ -71,7 +71,7 @@ def _buy(
     body = {"stake_cents": 100, "mode": "auto"}
     while True:
         try:
-            r = httpx.post(f"{base}/api/v1/plays", json=body, headers=headers, timeout=timeout)
+            r = http.post(f"{base}/api/v1/plays", json=body, headers=headers, timeout=timeout)
         except httpx.HTTPError:
             if time.monotonic() > deadline:
                 raise
@@ -98,7 +98,7 @@ def _check_books(engine: Engine, base: str, buyers: list[Buyer]) -> None:
         before: int | None = None
         while True:
             params: dict[str, Any] = {"limit": 100} | ({"before": before} if before else {})
-            page = httpx.get(
+            page = http.get(
                 f"{base}/api/v1/plays", params=params, headers=headers, timeout=SLOW
             ).json()
             plays += page["plays"]
@@ -106,7 +106,7 @@ def _check_books(engine: Engine, base: str, buyers: list[Buyer]) -> None:
             if before is None:
                 break
         assert {p["play_id"] for p in plays} == {a["play_id"] for a in buyer.answers.values()}
-        me = httpx.get(f"{base}/api/v1/me", headers=headers, timeout=SLOW).json()
+        me = http.get(f"{base}/api/v1/me", headers=headers, timeout=SLOW).json()
         lots = sum(p["prize_cents"] for p in plays)
         assert me["balance_cents"] == DEPOSIT - 100 * len(plays) + lots
         for p in plays:
@@ -175,13 +175,17 @@ def test_sigkill_in_the_middle_of_purchases(
                 buyer.answers[key] = answer
                 answered.set()
 
+        def sold() -> int:
+            return sum(len(b.answers) for b in buyers)
+
         with ThreadPoolExecutor(len(buyers)) as pool:
             futures = [pool.submit(run, b) for b in buyers]
             assert answered.wait(30)
-            time.sleep(0.3)  # well into the purchases
+            wait_until(lambda: sold() >= 40, "40 purchases answered", SLOW)  # well into them
             live.kill()
-            killed_after = sum(len(b.answers) for b in buyers)
-            time.sleep(0.5)
+            killed_after = sold()
+            # Down until a buyer has met the dead server (a refused or cut request, retried).
+            wait_until(lambda: sum(b.retries for b in buyers) > 0, "a buyer to retry", SLOW)
             live.start()
             for f in futures:
                 f.result()

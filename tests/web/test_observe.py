@@ -33,11 +33,11 @@ from pharaon.web.jsonlog import ACCESS_LOGGER, JsonFormatter
 from pharaon.web.routers import meta
 from tests.conftest import BlockLoader, Player, load_for_sale, make_block
 from tests.web.cluster import Cluster
+from tests.web.live import http
 from tests.web.test_live import _sign_up
 from tests.web.test_operator_api import _log_in, _operator
 from tests.web.test_serve import (
     _connections_by_process,
-    _create,
     _serve,
     _stop,
     _wait,
@@ -332,7 +332,7 @@ def test_a_served_server_counts_every_worker_and_logs_json(
     workers = _workers(process.pid)
     assert len(workers) == 2
     (folder,) = _metrics_folders(tmp_path)
-    clients = [httpx.Client(base_url=base) for _ in range(16)]  # a connection each
+    clients = [http.client(base_url=base) for _ in range(16)]  # a connection each
     try:
         for client in clients:
             assert client.get("/api/v1/rules").status_code == 200
@@ -344,9 +344,9 @@ def test_a_served_server_counts_every_worker_and_logs_json(
     email = f"ana-{secrets.token_hex(3)}@example.org"
     token = _sign_up(base, email)
     bearer = {"Authorization": f"Bearer {token}"}
-    assert httpx.get(f"{base}/api/v1/me", headers=bearer).status_code == 200
+    assert http.get(f"{base}/api/v1/me", headers=bearer).status_code == 200
     for n in range(3):
-        r = httpx.post(
+        r = http.post(
             f"{base}/api/v1/plays",
             json={"stake_cents": 100, "mode": "auto"},
             headers={**bearer, "Idempotency-Key": f"buy-{n}"},
@@ -354,7 +354,7 @@ def test_a_served_server_counts_every_worker_and_logs_json(
         assert r.status_code == 201, r.text
     # Whichever worker answers the scrape, it counts the requests of both.
     for _ in range(4):
-        with httpx.Client(base_url=base) as scraper:
+        with http.client(base_url=base) as scraper:
             samples = _samples(scraper.get("/metrics").text)
         rules = {"method": "GET", "route": "/api/v1/rules", "status": "200"}
         assert _value(samples, "pharaon_http_requests_total", **rules) == 16
@@ -396,17 +396,17 @@ def test_a_served_server_counts_every_worker_and_logs_json(
 
 @pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT])
 def test_a_stopped_single_worker_server_removes_its_metrics_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: signal.Signals
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, stop: signal.Signals, migrated_sqlite: Path
 ) -> None:
     (tmp_path / "tmp").mkdir()
     monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
     log = tmp_path / "one.log"
-    _create(f"sqlite:///{tmp_path / 'one.db'}")
+    shutil.copyfile(migrated_sqlite, tmp_path / "one.db")  # a database at the newest schema
     process, base = _serve(f"sqlite:///{tmp_path / 'one.db'}", log, "--no-first-start")
     try:
         _wait(process, base, log, 90)
         assert len(_metrics_folders(tmp_path)) == 1
-        samples = _samples(httpx.get(base + "/metrics").text)
+        samples = _samples(http.get(base + "/metrics").text)
         health = {"method": "GET", "route": "/api/v1/health", "status": "200"}
         assert _value(samples, "pharaon_http_requests_total", **health) >= 1
         process.send_signal(stop)

@@ -4,6 +4,7 @@ PostgreSQL) uvicorn's supervisor runs them on one socket."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -21,7 +22,7 @@ from sqlalchemy import Engine
 from pharaon.pool.keys import commitment, new_key, read_key_file, write_key_file
 from pharaon.service import sealing
 from pharaon.settings import Settings
-from tests.web.live import free_port
+from tests.web.live import free_port, http
 from tests.web.test_operator_api import _operator
 
 
@@ -40,11 +41,11 @@ def _wait(process: subprocess.Popen[bytes], url: str, log: Path, timeout: float)
     while time.monotonic() < deadline:
         assert process.poll() is None, log.read_text()
         try:
-            if httpx.get(url + "/api/v1/health", timeout=1).status_code == 200:
+            if http.get(url + "/api/v1/health", timeout=1).status_code == 200:
                 return
         except httpx.HTTPError:
             pass
-        time.sleep(0.2)
+        time.sleep(0.05)
     raise AssertionError(f"no answer in {timeout} s: {log.read_text()[-2000:]}")
 
 
@@ -67,8 +68,8 @@ def test_serve_without_first_start(database_url: str, tmp_path: Path) -> None:
     try:
         _wait(process, url, log, 90)
         assert "pharaon.web.serve" in Path(f"/proc/{process.pid}/cmdline").read_text()
-        assert httpx.get(url + "/api/v1/prizes/remaining?stake_cents=100").json() == []
-        r = httpx.post(url + "/api/v1/players", json={"email": "x"})
+        assert http.get(url + "/api/v1/prizes/remaining?stake_cents=100").json() == []
+        r = http.post(url + "/api/v1/players", json={"email": "x"})
         assert r.status_code == 422
     finally:
         _stop(process)
@@ -101,7 +102,10 @@ def _connections_by_process(pids: list[int], port: int) -> dict[int, int]:
                 inodes.add(fields[9])
     counts = {}
     for pid in pids:
-        links = [os.readlink(f) for f in Path(f"/proc/{pid}/fd").iterdir()]
+        links = []
+        for fd in Path(f"/proc/{pid}/fd").iterdir():
+            with contextlib.suppress(FileNotFoundError):  # closed since the folder was listed
+                links.append(os.readlink(fd))
         counts[pid] = sum(1 for link in links if link[8:-1] in inodes)
     return counts
 
@@ -118,7 +122,7 @@ def test_workers_share_the_port_and_the_connections(database_url: str, tmp_path:
         assert len(workers) == 2
         port = int(url.rsplit(":", 1)[1])
         for _ in range(16):  # keep-alive connections, as a browser or a load generator keeps
-            client = httpx.Client(base_url=url)
+            client = http.client(base_url=url)
             assert client.get("/api/v1/health").status_code == 200
             clients.append(client)
         held = _connections_by_process(workers, port)
@@ -193,7 +197,7 @@ def test_first_start_loads_one_block_per_price(tmp_path: Path) -> None:
     try:
         _wait(process, url, log, 600)
         for stake in (100, 200, 300):
-            left = httpx.get(url + f"/api/v1/prizes/remaining?stake_cents={stake}").json()
+            left = http.get(url + f"/api/v1/prizes/remaining?stake_cents={stake}").json()
             assert sum(p["remaining"] for p in left) == 255_505
             assert max(p["prize_cents"] for p in left) == 2_500_000 * stake // 100
     finally:
