@@ -259,3 +259,14 @@ def page(browser: Browser, server: Server) -> Iterator[Page]:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
+
+
+_HERE = Path(__file__).parent
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The browser tests wait on a page that animates and answers in its own time: they run
+    after the others, with the machine to themselves (marker ``alone``, Makefile ``test``)."""
+    for item in items:
+        if _HERE in item.path.parents:
+            item.add_marker(pytest.mark.alone)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Response, expect
 
 from tests.browser.conftest import Server
 from tests.browser.helpers import PASSWORD, deposit, is_buy, sign_up, tab
@@ -27,11 +27,17 @@ def console(browser: Browser, server: Server) -> Iterator[Page]:
         yield page
 
 
+def _the_player_file(response: Response) -> bool:
+    return response.request.method == "GET" and "/api/v1/operator/players/" in response.url
+
+
 def _take(console: Page, email: str, measure: str, reason: str, days: int | None = None) -> None:
     console_tab(console, "Joueurs")
     console.fill("#players-email", email)
     console.locator("#players-submit").click()
-    console.locator("#players-rows tr").get_by_role("button").click()
+    # The file opened again is drawn anew when its answer comes: the form is filled after.
+    with console.expect_response(_the_player_file):
+        console.locator("#players-rows tr").get_by_role("button").click()
     expect(console.locator("#file-title")).to_contain_text(email)
     console.select_option("#measure-kind", measure)
     if days is not None:
