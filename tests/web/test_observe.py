@@ -38,6 +38,7 @@ from tests.web.test_live import _sign_up
 from tests.web.test_operator_api import _log_in, _operator
 from tests.web.test_serve import (
     _connections_by_process,
+    _idle,
     _serve,
     _stop,
     _wait,
@@ -335,6 +336,7 @@ def test_a_served_server_counts_every_worker_and_logs_json(
     clients = [http.client(base_url=base) for _ in range(16)]  # a connection each
     try:
         for client in clients:
+            _idle(workers)
             assert client.get("/api/v1/rules").status_code == 200
         held = _connections_by_process(workers, int(base.rsplit(":", 1)[1]))
         assert all(n > 0 for n in held.values()), held  # both workers answered some

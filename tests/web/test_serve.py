@@ -22,7 +22,7 @@ from sqlalchemy import Engine
 from pharaon.pool.keys import commitment, new_key, read_key_file, write_key_file
 from pharaon.service import sealing
 from pharaon.settings import Settings
-from tests.web.live import free_port, http
+from tests.web.live import free_port, http, wait_until
 from tests.web.test_operator_api import _operator
 
 
@@ -92,6 +92,17 @@ def _alive(pid: int) -> bool:
     return state != "Z"
 
 
+def _idle(pids: list[int]) -> None:
+    """Until each of ``pids`` (a server's workers) sleeps, as a worker waiting for a connection
+    does: a new one then goes to whichever of them the kernel wakes and lets accept first, not
+    to the worker still busy with the last one, first back at the socket."""
+
+    def asleep(pid: int) -> bool:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+
+    wait_until(lambda: all(asleep(pid) for pid in pids), f"workers {pids} to be idle", 30)
+
+
 def _connections_by_process(pids: list[int], port: int) -> dict[int, int]:
     """How many established TCP connections on ``port`` each of ``pids`` holds."""
     inodes: set[str] = set()
@@ -123,12 +134,13 @@ def test_workers_share_the_port_and_the_connections(database_url: str, tmp_path:
         port = int(url.rsplit(":", 1)[1])
         for _ in range(16):  # keep-alive connections, as a browser or a load generator keeps
             client = http.client(base_url=url)
+            _idle(workers)
             assert client.get("/api/v1/health").status_code == 200
             clients.append(client)
         held = _connections_by_process(workers, port)
         assert sum(held.values()) == 16
-        # The kernel hashes each connection to one worker's socket: both get some (the
-        # chance that all 16 land on one is 2 in 65,536).
+        # The workers wait on one listening socket; each connection goes to one of them, the
+        # first to accept it: both get some.
         assert all(n > 0 for n in held.values()), held
     finally:
         for client in clients:
