@@ -66,9 +66,15 @@ def _audit(engine: Engine, published: tuple[tuple[int, str], ...] = ()) -> audit
 
 
 def test_a_block_load_takes_a_checkpoint_which_is_published(
-    client: TestClient, engine: Engine, load: BlockLoader, player: Player
+    client: TestClient, engine: Engine, load: BlockLoader
 ) -> None:
-    client.get("/api/v1/health")  # the server took its daily one at start, on the empty chain
+    # The server takes its daily one at start, on the empty chain: waited for before anything
+    # is appended (its chores run beside the first requests).
+    until = time.monotonic() + 30
+    while not client.get("/api/v1/audit/checkpoints").json():
+        assert time.monotonic() < until, "no checkpoint taken at start"
+        time.sleep(0.05)
+    player = Player(client, "ana@example.org")
     load(100)
     player.deposit(500)
     player.play(100, "auto")
