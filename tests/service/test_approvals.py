@@ -8,7 +8,7 @@ import json
 from dataclasses import replace
 
 import pytest
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, delete, func, select, update
 from sqlalchemy.orm import Session
 
 from pharaon.service import approvals, blocks, loading
@@ -164,10 +164,12 @@ def test_a_block_is_approved_once_and_only_while_loaded(db: Transactions) -> Non
     assert len(_records(db, "block_approved")) == 1
 
 
-def _tamper(db: Transactions, block_id: int, **values: object) -> None:
+def _tamper(db: Transactions, block_id: int, serial: int = 7, **values: object) -> None:
     def change(session: Session) -> None:
         session.execute(
-            update(UnitRow).where(UnitRow.block_id == block_id, UnitRow.serial == 7).values(values)
+            update(UnitRow)
+            .where(UnitRow.block_id == block_id, UnitRow.serial == serial)
+            .values(values)
         )
 
     db.write(change)
@@ -206,7 +208,15 @@ def test_a_tampered_stored_unit_fails_the_verification_and_the_approval(
 
 def test_a_stored_lot_changed_is_caught_by_the_evaluator(db: Transactions) -> None:
     block_id = _load(db)
-    _tamper(db, block_id, lot_cents=2_500_000)
+    # A unit that does not hold the top lot already (the block is random: unit 7 may).
+    serial = db.read(
+        lambda connection: connection.execute(
+            select(func.min(UnitRow.serial)).where(
+                UnitRow.block_id == block_id, UnitRow.lot_cents != 2_500_000
+            )
+        ).scalar_one()
+    )
+    _tamper(db, block_id, serial, lot_cents=2_500_000)
     figures = db.read(approvals.verify_loaded, block_id=block_id)
     assert not figures.ok
     assert any("prize_cents differ from their evaluation" in p for p in figures.problems)
