@@ -82,9 +82,17 @@ def postgres_database() -> Iterator[str]:
 
 @pytest.fixture(params=BACKENDS)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A migrated-to-nothing, empty database: a SQLite file, or a fresh PostgreSQL schema."""
+    """A migrated-to-nothing, empty database: a SQLite file, or a fresh PostgreSQL schema --
+    except for a test that asks for :func:`engine` (and not :func:`migrated`), which gets a
+    PostgreSQL schema at the newest schema already (:class:`PostgresSchemas`)."""
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'pharaon.db'}"
+        return
+    if "engine" in request.fixturenames and "migrated" not in request.fixturenames:
+        schemas: PostgresSchemas = request.getfixturevalue("migrated_postgres")
+        schema = schemas.take()
+        yield schemas.url(schema)
+        schemas.give_back(schema)
         return
     yield from postgres_schema(request.getfixturevalue("postgres_database"))
 
@@ -106,17 +114,52 @@ def engine(database_url: str, request: pytest.FixtureRequest) -> Iterator[Engine
     session (:func:`migrated_sqlite`, :func:`migrated_postgres`), as the migrations leave it;
     ``tests/store/test_migrations_match_models.py`` checks both the copy and a database
     migrated on its own."""
+    engine = newest_engine(database_url, request)
+    yield engine
+    engine.dispose()
+
+
+def newest_engine(database_url: str, request: pytest.FixtureRequest) -> Engine:
+    """An engine on the empty database ``database_url``, made a copy of the schema migrated once
+    for the session (see :func:`engine`)."""
     if is_sqlite(database_url):
         template: Path = request.getfixturevalue("migrated_sqlite")
         shutil.copyfile(template, str(make_url(database_url).database))
     else:
         schema = make_url(database_url).query["options"]
         assert isinstance(schema, str)
-        copy: Callable[[str, str], None] = request.getfixturevalue("migrated_postgres")
-        copy(database_url, schema.removeprefix("-csearch_path="))
-    engine = make_engine(database_url)
+        schemas: PostgresSchemas = request.getfixturevalue("migrated_postgres")
+        schemas.fill(schema.removeprefix("-csearch_path="))
+    return make_engine(database_url)
+
+
+@pytest.fixture(scope="module", params=BACKENDS)
+def module_engine(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Engine]:
+    """:func:`engine`, shared by a module's tests (each on both databases): for tests that each
+    check that what they do changes nothing, so that one set-up serves them all."""
+    folder = tmp_path_factory.mktemp("module-db")
+    if request.param == "sqlite":
+        urls: Iterator[str] = iter([f"sqlite:///{folder / 'pharaon.db'}"])
+    else:
+        urls = postgres_schema(request.getfixturevalue("postgres_database"))
+    url = next(urls)
+    engine = newest_engine(url, request)
     yield engine
     engine.dispose()
+    next(urls, None)  # the schema dropped
+
+
+def app_settings(database_url: str, folder: Path) -> Settings:
+    """The settings of a test app on ``database_url``, its files under ``folder``."""
+    # keys_dir: the TOTP key file of the operators' tests, never the checkout's var/keys.
+    return Settings(
+        database_url=database_url,
+        allow_test_blocks=True,
+        keys_dir=folder / "keys",
+        metrics_allow_ips="testclient",  # the TestClient's address scrapes /metrics
+    )
 
 
 @pytest.fixture
@@ -139,34 +182,165 @@ def migrated_sqlite(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture(scope="session")
-def migrated_postgres(postgres_database: str) -> Callable[[str, str], None]:
-    """``copy(url, schema)``: make the empty ``schema`` of ``url`` what the migrations make
-    of one, with the SQL that ``pg_dump`` gives of a schema migrated once for the session
-    (tables, indexes, triggers, functions, sequences and the rows the migrations insert)."""
-    template = f"migrated_{secrets.token_hex(6)}"
-    url = next(postgres_schema(postgres_database, template))
-    engine = make_engine(url)
-    upgrade(engine)
-    engine.dispose()
-    dumped = subprocess.run(
-        [_pg_tool("pg_dump"), "--schema", template, "--inserts", "--no-owner", "--no-privileges",
-         "--no-comments", _libpq(postgres_database)],
-        check=True, capture_output=True, text=True, timeout=120,
-    ).stdout  # fmt: skip
-    statements = "\n".join(
-        line
-        for line in dumped.splitlines()
-        # The schema exists already, with its search path; the dump's session settings
-        # would outlive it on the connection; psql's own commands are psql's.
-        if not line.startswith(("CREATE SCHEMA", "SET ", "SELECT pg_catalog.set_config", "\\"))
-        and not line.startswith("--")
-    )
+def migrated_postgres(postgres_database: str) -> PostgresSchemas:
+    """The schemas at the newest schema of this test process (:class:`PostgresSchemas`)."""
+    return PostgresSchemas(postgres_database)
 
-    def copy(url: str, schema: str) -> None:
-        with psycopg.connect(_libpq(url), autocommit=True) as conn:
-            conn.execute(statements.replace(f"{template}.", f"{schema}.").encode())
 
-    return copy
+# What a schema is made of, compared before it is used again: tables and their columns,
+# privileges and options, triggers (and whether they are enabled), functions, constraints and
+# indexes; its own name left out.
+_SCHEMA_PRINT = """
+SELECT md5(string_agg(replace(x, %(schema)s || '.', ''), ',' ORDER BY x)) FROM (
+    SELECT concat_ws(':', c.relname, c.relkind, c.relacl, c.reloptions) AS x
+    FROM pg_class c WHERE c.relnamespace = %(schema)s::regnamespace
+  UNION ALL
+    SELECT concat_ws(':', c.relname, a.attname, format_type(a.atttypid, a.atttypmod),
+                     a.attnotnull, pg_get_expr(d.adbin, d.adrelid))
+    FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+    LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum
+    WHERE c.relnamespace = %(schema)s::regnamespace AND a.attnum > 0 AND NOT a.attisdropped
+  UNION ALL
+    SELECT concat_ws(':', t.tgenabled, pg_get_triggerdef(t.oid))
+    FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+    WHERE c.relnamespace = %(schema)s::regnamespace
+  UNION ALL
+    SELECT concat_ws(':', p.proname, p.prosrc, p.proconfig)
+    FROM pg_proc p WHERE p.pronamespace = %(schema)s::regnamespace
+  UNION ALL
+    SELECT concat_ws(':', o.conname, pg_get_constraintdef(o.oid))
+    FROM pg_constraint o WHERE o.connamespace = %(schema)s::regnamespace
+  UNION ALL
+    SELECT pg_get_indexdef(i.indexrelid)
+    FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+    WHERE c.relnamespace = %(schema)s::regnamespace
+) parts
+"""
+_SCHEMA_BYTES = """
+SELECT coalesce(sum(pg_total_relation_size(oid)), 0) FROM pg_class
+WHERE relnamespace = %(schema)s::regnamespace AND relkind = 'r'
+"""
+_REUSED_UP_TO_BYTES = 16 << 20  # past this (a real block loaded), a new schema is cheaper
+
+
+class PostgresSchemas:
+    """PostgreSQL schemas that the migrations' work made, for one test process.
+
+    A schema is migrated once (the template); a new one is made from the SQL that ``pg_dump``
+    gives of it (tables, indexes, triggers, functions, sequences and the rows the migrations
+    insert). A test's schema, once the test is over, is used again if it is still made as it
+    was (its print, :data:`_SCHEMA_PRINT`, unchanged) and small: its rows deleted, the
+    template's rows put back and its sequences set as the template's, in one round trip;
+    otherwise it is dropped. ``tests/store/test_migrations_match_models.py`` checks a copy
+    against the models and its rows against a fresh migration."""
+
+    def __init__(self, database: str) -> None:
+        self.database = database
+        self.template = f"migrated_{secrets.token_hex(6)}"
+        next(postgres_schema(database, self.template))  # dropped with the session's database
+        engine = make_engine(self.url(self.template))
+        upgrade(engine)
+        engine.dispose()
+        dumped = subprocess.run(
+            [_pg_tool("pg_dump"), "--schema", self.template, "--inserts", "--no-owner",
+             "--no-privileges", "--no-comments", _libpq(database)],
+            check=True, capture_output=True, text=True, timeout=120,
+        ).stdout  # fmt: skip
+        self._statements = "\n".join(
+            line
+            for line in dumped.splitlines()
+            # The schema exists already, with its search path; the dump's session settings
+            # would outlive it on the connection; psql's own commands are psql's.
+            if not line.startswith(("CREATE SCHEMA", "SET ", "SELECT pg_catalog.set_config", "\\"))
+            and not line.startswith("--")
+        )
+        with psycopg.connect(_libpq(database), autocommit=True) as conn:
+            named = {"schema": self.template}
+            self._tables = [
+                str(name)
+                for (name,) in conn.execute(
+                    "SELECT tablename FROM pg_tables WHERE schemaname = %(schema)s", named
+                )
+            ]
+            self._sequences = [
+                str(name)
+                for (name,) in conn.execute(
+                    "SELECT sequencename FROM pg_sequences WHERE schemaname = %(schema)s", named
+                )
+            ]
+        self._free: list[str] = []
+        self._prints: dict[str, str] = {}  # a filled schema's print when it was made
+
+    def url(self, schema: str) -> str:
+        return f"{self.database}?options={quote(f'-csearch_path={schema}')}"
+
+    def fill(self, schema: str) -> None:
+        """Make the empty ``schema`` what the migrations make of one; nothing if it is one
+        of these schemas already (:meth:`take`)."""
+        if schema in self._prints:
+            return
+        with psycopg.connect(_libpq(self.database), autocommit=True) as conn:
+            conn.execute(self._statements.replace(f"{self.template}.", f"{schema}.").encode())
+            self._prints[schema] = self._print(conn, schema)
+
+    def take(self) -> str:
+        """A schema at the newest schema, with only the migrations' rows: one given back, or
+        a new one."""
+        if self._free:
+            return self._free.pop()
+        schema = f"t_{secrets.token_hex(6)}"
+        with psycopg.connect(_libpq(self.database), autocommit=True) as conn:
+            conn.execute(f'CREATE SCHEMA "{schema}"')
+        self.fill(schema)
+        return schema
+
+    def give_back(self, schema: str) -> None:
+        """Once its test is over: ``schema`` made as the template again, or dropped."""
+        with psycopg.connect(_libpq(self.database), autocommit=True) as conn:
+            conn.execute("SET lock_timeout = '5s'")
+            named = {"schema": schema}
+            try:
+                row = conn.execute(_SCHEMA_BYTES, named).fetchone()
+                if (
+                    row is not None
+                    and row[0] <= _REUSED_UP_TO_BYTES
+                    and self._print(conn, schema) == self._prints[schema]
+                ):
+                    conn.execute(self._reset(schema).encode())
+                    self._free.append(schema)
+                    return
+            except psycopg.Error:
+                # A lock still held, or no right to turn the triggers off: dropped instead.
+                conn.execute("ROLLBACK")
+            del self._prints[schema]
+            conn.execute(f'DROP SCHEMA "{schema}" CASCADE')
+
+    def _print(self, conn: psycopg.Connection[Any], schema: str) -> str:
+        row = conn.execute(_SCHEMA_PRINT, {"schema": schema}).fetchone()
+        assert row is not None
+        return str(row[0])
+
+    def _reset(self, schema: str) -> str:
+        # Triggers (the audit log's append-only one, the foreign keys') are off for these
+        # statements, in one transaction: the rows go, the template's come back.
+        source, target = f'"{self.template}"', f'"{schema}"'
+        return "\n".join(
+            [
+                "BEGIN;",
+                "SET LOCAL session_replication_role = replica;",
+                *(f'DELETE FROM {target}."{table}";' for table in self._tables),
+                *(
+                    f'INSERT INTO {target}."{table}" SELECT * FROM {source}."{table}";'
+                    for table in self._tables
+                ),
+                *(
+                    f"SELECT setval('{target}.\"{name}\"', last_value, is_called) "
+                    f'FROM {source}."{name}";'
+                    for name in self._sequences
+                ),
+                "COMMIT;",
+            ]
+        )
 
 
 def _pg_tool(name: str) -> str:
@@ -186,13 +360,7 @@ def db(engine: Engine) -> Iterator[Transactions]:
 
 @pytest.fixture
 def settings(database_url: str, tmp_path: Path) -> Settings:
-    # keys_dir: the TOTP key file of the operators' tests, never the checkout's var/keys.
-    return Settings(
-        database_url=database_url,
-        allow_test_blocks=True,
-        keys_dir=tmp_path / "keys",
-        metrics_allow_ips="testclient",  # the TestClient's address scrapes /metrics
-    )
+    return app_settings(database_url, tmp_path)
 
 
 # Fixed keys: reproducible test blocks (never keys of a real block).
