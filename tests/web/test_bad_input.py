@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -12,7 +13,8 @@ from sqlalchemy.exc import OperationalError
 from pharaon.service import accounts
 from pharaon.service.audit import run_audit
 from pharaon.store.engine import make_sessionmaker
-from tests.conftest import BlockLoader, Player
+from pharaon.web.app import create_app
+from tests.conftest import Player, app_settings, load_for_sale, make_block
 
 BAD_BODIES: list[tuple[str, str, Any]] = [
     ("POST", "/players", {"email": "a@example.org", "password": "long enough"}),
@@ -86,24 +88,46 @@ BAD_BODIES: list[tuple[str, str, Any]] = [
 ]
 
 
-@pytest.fixture
-def funded(load: BlockLoader, player: Player) -> Player:
-    load(100)
+def _funded(engine: Engine, client: TestClient) -> Player:
+    """A player with money and a play half revealed, on a block on sale."""
+    load_for_sale(engine, make_block(100))
+    player = Player(client, "ana@example.org")
     player.deposit(1_000)
     assert player.play(100, "jouer").status_code == 201
     return player
 
 
-@pytest.mark.parametrize(("method", "path", "body"), BAD_BODIES)
+@pytest.fixture
+def funded(engine: Engine, client: TestClient) -> Player:
+    return _funded(engine, client)
+
+
+@pytest.fixture(scope="module")
+def shared(
+    module_engine: Engine, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Engine, Player]]:
+    """One funded player for every bad body on a database: each is refused and changes
+    nothing (which each test checks), so the next one finds the same state."""
+    folder = tmp_path_factory.mktemp("bad-input")
+    settings = app_settings(module_engine.url.render_as_string(hide_password=False), folder)
+    with TestClient(create_app(settings, engine=module_engine)) as client:
+        yield module_engine, _funded(module_engine, client)
+
+
+@pytest.mark.parametrize(
+    ("number", "method", "path", "body"), [(n, *bad) for n, bad in enumerate(BAD_BODIES)]
+)
 def test_bad_input_is_refused(
-    engine: Engine, funded: Player, method: str, path: str, body: Any
+    shared: tuple[Engine, Player], number: int, method: str, path: str, body: Any
 ) -> None:
+    engine, funded = shared
     before = funded.get("/me").json(), funded.get("/plays").json()
     r = funded.client.request(
         method,
         f"/api/v1{path}",
         json=body,
-        headers={**funded.headers, "Idempotency-Key": "bad-input"},
+        # A key of its own, as a fresh player's would be: a refused body keeps no key.
+        headers={**funded.headers, "Idempotency-Key": f"bad-input-{number}"},
     )
     assert r.status_code == 422, r.text
     answer = r.json()
