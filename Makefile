@@ -23,8 +23,9 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/pharaon serve --host 127.0.0.1 --port 8000
 
-# Two runs: everything on $(JOBS) processes, then the tests marked `alone` (several servers,
-# clusters and a proxy timed against the wall clock; the browser) with the machine to themselves.
+# Two runs: everything on $(JOBS) processes (the browser tests included), then the tests marked
+# `alone` (several servers, clusters, a proxy and deadlines timed against the wall clock) with the
+# machine to themselves.
 test: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --dist worksteal --durations=15 -m "not alone"
 	$(BIN)/pytest --durations=5 -m alone

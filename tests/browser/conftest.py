@@ -163,8 +163,8 @@ def _wait_healthy(url: str, process: subprocess.Popen[bytes], log: Path) -> None
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     """``pharaon serve`` on a fresh SQLite database with one test block per price.
 
-    Package-scoped, like the browser: both stop once the last browser test is done, before the
-    rest of the suite runs."""
+    Package-scoped, like the browser: each process of the suite that runs browser tests (an
+    xdist worker) has its own, stopped once its last browser test is done."""
     work = tmp_path_factory.mktemp("browser-server")
     env = {
         **os.environ,
@@ -259,14 +259,3 @@ def page(browser: Browser, server: Server) -> Iterator[Page]:
 def screenshots() -> Path:
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     return SCREENSHOTS
-
-
-_HERE = Path(__file__).parent
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The browser tests wait on a page that animates and answers in its own time: they run
-    after the others, with the machine to themselves (marker ``alone``, Makefile ``test``)."""
-    for item in items:
-        if _HERE in item.path.parents:
-            item.add_marker(pytest.mark.alone)
