@@ -24,11 +24,16 @@ run: $(STAMP)
 	$(BIN)/pharaon serve --host 127.0.0.1 --port 8000
 
 # Two runs: everything on $(JOBS) processes (the browser tests included), then the tests marked
-# `alone` (several servers, clusters, a proxy and deadlines timed against the wall clock) with the
-# machine to themselves.
+# `alone` (several servers, clusters, a proxy and deadlines timed against the wall clock) in two
+# processes side by side: the two servers of tests/ops/test_servers.py, whose first start makes
+# three blocks of 1,000,000 units (its output is shown once both are done), and the others.
+SERVERS_LOG := artifacts/alone-servers.log
 test: $(STAMP)
 	$(BIN)/pytest -n $(JOBS) --dist worksteal --durations=15 -m "not alone"
-	$(BIN)/pytest --durations=5 -m alone
+	@mkdir -p artifacts
+	$(BIN)/pytest --durations=3 -m alone tests/ops/test_servers.py > $(SERVERS_LOG) 2>&1 & servers=$$!; \
+	$(BIN)/pytest --durations=5 -m alone --ignore=tests/ops/test_servers.py; others=$$?; \
+	wait $$servers; alone=$$?; cat $(SERVERS_LOG); exit $$((others || alone))
 
 # The developer's quick loop: lint, types, and the tests that need neither PostgreSQL nor a
 # browser (about a minute).
