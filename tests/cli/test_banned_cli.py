@@ -63,9 +63,9 @@ def test_load_then_check(
             select(Player.suspended_at).where(Player.id == ana)
         ).scalar_one()
         kinds = session.execute(
-            select(AuditRecord.kind, AuditRecord.actor).where(
-                AuditRecord.kind.in_(["banned_list_loaded", "player_banned"])
-            )
+            select(AuditRecord.kind, AuditRecord.actor)
+            .where(AuditRecord.kind.in_(["banned_list_loaded", "player_banned"]))
+            .order_by(AuditRecord.seq)
         ).all()
     assert suspended is not None
     assert [tuple(k) for k in kinds] == [

@@ -81,7 +81,9 @@ def test_suspend_then_lift_as_the_player_sees_it(
     ]
     with make_sessionmaker(engine)() as session:
         records = session.execute(
-            select(AuditRecord.kind, AuditRecord.actor).where(AuditRecord.kind.like("player_%"))
+            select(AuditRecord.kind, AuditRecord.actor)
+            .where(AuditRecord.kind.like("player_%"))
+            .order_by(AuditRecord.seq)
         ).all()
     assert [tuple(r) for r in records] == [
         ("player_suspend", "operator:admin@example.org"),
