@@ -36,7 +36,7 @@ test: $(STAMP)
 	wait $$servers; alone=$$?; cat $(SERVERS_LOG); exit $$((others || alone))
 
 # The developer's quick loop: lint, types, and the tests that need neither PostgreSQL nor a
-# browser (about a minute).
+# browser (about two and a half minutes on 2 cores).
 check: lint
 	$(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not postgres and not browser" --durations=5
 
