@@ -6,8 +6,11 @@ STAMP := $(VENV)/.installed-stamp
 
 .PHONY: run test check lint bench screenshots clean
 
-# The suite runs on this many processes (pytest-xdist), each with its own databases and ports.
-JOBS ?= 2
+# The suite runs on this many processes (pytest-xdist), each with its own databases and ports:
+# one more than the cores, so that a core is never idle while a test waits on a browser, a
+# server or PostgreSQL (the first run on 2 cores of an Intel Xeon: 339 s with 3 processes, 364 s
+# with 2).
+JOBS ?= $(shell echo $$(( $$(nproc) + 1 )))
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
