@@ -39,9 +39,9 @@ test: $(STAMP)
 	wait $$servers; alone=$$?; cat $(SERVERS_LOG); exit $$((others || alone))
 
 # The developer's quick loop: lint, types, and the tests that need neither PostgreSQL nor a
-# browser (about two and a half minutes on 2 cores).
+# browser, the slow ones (1,000,000-unit blocks, numba's compile) left to `make test`.
 check: lint
-	$(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not postgres and not browser" --durations=5
+	$(BIN)/pytest -q -n $(JOBS) --dist worksteal -m "not postgres and not browser and not slow" --durations=5
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests benchmarks

@@ -8,6 +8,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every kernel compiled into an empty cache: ~20 s of CPU
+
 
 def _pharaon(env: dict[str, str], *args: str) -> str:
     return subprocess.run(
