@@ -13,6 +13,7 @@ import pytest
 import schemathesis
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from schemathesis.core.failures import AcceptedNegativeData, FailureGroup
 from schemathesis.generation import GenerationMode
 from schemathesis.specs.openapi.checks import positive_data_acceptance
 from sqlalchemy import Engine
@@ -68,6 +69,12 @@ def _has_float(value: Any) -> bool:
     return False
 
 
+def _too_large(failure: Exception) -> bool:
+    """An invalid body refused 413 as over the body cap (web/guards.py), before its fields are
+    read: refused, though not with the statuses schemathesis expects of invalid data."""
+    return isinstance(failure, AcceptedNegativeData) and failure.status_code == 413
+
+
 def _fuzz(operation: Any, base: str, headers: dict[str, str]) -> None:
     strategy = st.one_of(
         # JSON Schema counts 2.0 as an integer; the API takes integers strictly (money is
@@ -86,7 +93,13 @@ def _fuzz(operation: Any, base: str, headers: dict[str, str]) -> None:
     def run(case: Any) -> None:
         # The generated headers win, but a logged-in case keeps its token unless it sent one.
         sent = dict(headers) | dict(case.headers or {})
-        case.call_and_validate(base_url=base, headers=sent, timeout=30, excluded_checks=NOT_CHECKED)
+        try:
+            case.call_and_validate(
+                base_url=base, headers=sent, timeout=30, excluded_checks=NOT_CHECKED
+            )
+        except FailureGroup as found:
+            if not all(_too_large(failure) for failure in found.exceptions):
+                raise
 
     run()
 
