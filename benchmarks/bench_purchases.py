@@ -49,6 +49,7 @@ from pathlib import Path
 
 import httpx
 import psycopg
+from prometheus_client.parser import text_string_to_metric_families
 from sqlalchemy.engine import make_url
 
 from pharaon.pool.design import test_design
@@ -72,6 +73,7 @@ RUNS_CLIENTS = 64  # the one-price comparison of sale runs
 UNITS = 200_000  # per price by default, enough for the run; a real block has 1,000,000
 REAL_BLOCK = 1_000_000
 LOADGEN = Path(__file__).with_name("loadgen.py")
+BATCHES = "pharaon_db_batch_size_"  # the server's histogram of its doors' batches
 QUIESCE_SECONDS = 60.0  # at most, before a window: autovacuum of what the last one wrote
 
 
@@ -172,9 +174,21 @@ def _postgres_ticks() -> int:
     return _cpu_ticks([int(p) for p in out.stdout.split()], reaped=True)
 
 
+def _sale_batches(server: LiveServer) -> tuple[float, float]:
+    """(batches, purchases) the sale's door has served so far, all workers together (the
+    server's ``pharaon_db_batch_size`` histogram)."""
+    text = httpx.get(f"{server.url}/metrics", timeout=30).text
+    found = {"count": 0.0, "sum": 0.0}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.labels.get("door") == "sell" and sample.name.startswith(BATCHES):
+                found[sample.name.removeprefix(BATCHES)] = sample.value
+    return found["count"], found["sum"]
+
+
 def _load(
     server: LiveServer, tokens: list[str], seconds: float, page: str | None
-) -> tuple[LoadResult, dict[str, float]]:
+) -> tuple[LoadResult, dict[str, float], tuple[float, float]]:
     """The buyers of ``tokens`` for ``seconds``, driven by loadgen.py in its own process (own
     event loop, own CPU account), so the driver's httpx and event loop cost nothing during the
     window; and the CPU seconds the server's processes and PostgreSQL's used meanwhile.
@@ -183,6 +197,7 @@ def _load(
     Idempotency-Key also answers 201), give or take each buyer's first purchase, not counted,
     and the requests in flight at the end."""
     plays_before = _plays(server.database_url)
+    batches_before = _sale_batches(server)
     before_server = _cpu_ticks(_server_pids(server))
     before_pg = _postgres_ticks()
     url = httpx.URL(server.url)
@@ -198,6 +213,7 @@ def _load(
     )
     after_server = _cpu_ticks(_server_pids(server))
     after_pg = _postgres_ticks()
+    batches_after = _sale_batches(server)
     if out.returncode != 0:
         raise RuntimeError(f"load generator exited {out.returncode}: {out.stderr[-2000:]}")
     hz = os.sysconf("SC_CLK_TCK")
@@ -211,7 +227,8 @@ def _load(
         raise RuntimeError(
             f"{result.purchases} purchases counted but {new_plays} new plays in the database"
         )
-    return result, cpu
+    batches = (batches_after[0] - batches_before[0], batches_after[1] - batches_before[1])
+    return result, cpu, batches
 
 
 def _plays(url: str) -> int:
@@ -329,7 +346,9 @@ class Steal:
         return [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
 
 
-def _report(label: str, result: LoadResult, cpu: dict[str, float]) -> None:
+def _report(
+    label: str, result: LoadResult, cpu: dict[str, float], batches: tuple[float, float]
+) -> None:
     print(
         f"  {label:34} {result.rate:8.1f} /s   p50 {result.p50_ms:6.1f} ms   "
         f"p99 {result.p99_ms:6.1f} ms   errors {result.errors}"
@@ -346,6 +365,12 @@ def _report(label: str, result: LoadResult, cpu: dict[str, float]) -> None:
             f"{name} {seconds / result.purchases * 1e6:.0f} µs" for name, seconds in cpu.items()
         )
         print(f"  CPU per purchase (whole run of the load generator): {per}")
+    count, served = batches
+    if count:
+        print(
+            f"  the sale's batches: {count:.0f}, {served / count:.1f} purchases each on average "
+            "(one transaction a batch, retries and refusals included)"
+        )
 
 
 def _postgres(name: str, tmp: Path, run: Run) -> None:
@@ -372,9 +397,9 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
         for round_ in range(1, run.rounds + 1):
             waited = _quiesce()
             with Steal() as steal:
-                result, cpu = _load(server, tokens, run.seconds, run.page)
+                result, cpu, batches = _load(server, tokens, run.seconds, run.page)
             print(f"round {round_} (PostgreSQL quiet after {waited:.1f} s):")
-            _report(f"HTTP {run.what}, PostgreSQL:", result, cpu)
+            _report(f"HTTP {run.what}, PostgreSQL:", result, cpu, batches)
             print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
             waited = _quiesce()
             with Steal() as steal:
@@ -429,8 +454,8 @@ def _runs_compared(name: str, tmp: Path, run: Run) -> None:
                 print(f"round {round_}:")
                 for k, server in servers.items():
                     _quiesce()
-                    result, cpu = _load(server, tokens[k], run.seconds, None)
-                    _report(f"K = {k} sale runs:", result, cpu)
+                    result, cpu, batches = _load(server, tokens[k], run.seconds, None)
+                    _report(f"K = {k} sale runs:", result, cpu, batches)
                     rates[k].append(result.rate)
                     p99s[k].append(result.p99_ms)
     finally:
@@ -455,7 +480,7 @@ def _warm_up(server: LiveServer, tokens: list[str], run: Run) -> None:
     kept while they grow, until autovacuum's first ANALYZE of each (a minute or so, longer than
     a round); the figures are those of a server in its steady state."""
     if run.warm_up > 0:
-        result, _cpu = _load(server, tokens, run.warm_up, run.page)
+        result, _cpu, _batches = _load(server, tokens, run.warm_up, run.page)
         print(f"  warm-up, not counted: {run.warm_up:.0f} s, {result.rate:.1f} /s")
     if make_url(server.database_url).get_backend_name() == "postgresql":
         with psycopg.connect(_libpq(server.database_url), autocommit=True) as conn:
@@ -478,10 +503,10 @@ def _sqlite(tmp: Path, run: Run) -> None:
         _warm_up(server, tokens, run)
         for round_ in range(1, run.rounds + 1):
             with Steal() as steal:
-                result, cpu = _load(server, tokens, run.seconds, run.page)
+                result, cpu, batches = _load(server, tokens, run.seconds, run.page)
             del cpu["postgres"]
             print(f"window {round_}:")
-            _report(f"HTTP {run.what}, SQLite:", result, cpu)
+            _report(f"HTTP {run.what}, SQLite:", result, cpu, batches)
             print(f"  CPU stolen by the hypervisor meanwhile: {steal.share:.0%}")
             rates.append(result.rate)
             p99s.append(result.p99_ms)

@@ -143,7 +143,7 @@ def _minutes(server: LiveServer, minutes: int, workers: int) -> tuple[list[float
     print(f"PostgreSQL, {CLIENTS} clients playing 'jouer' + history reads, {workers} workers")
     try:
         for minute in range(1, minutes + 1):
-            result, _cpu = _load(server, tokens, 60.0, "jouer")
+            result, _cpu, _batches = _load(server, tokens, 60.0, "jouer")
             reads, read_errors = historian.window()
             rss = _rss_mb(server)[1:] if workers > 1 else _rss_mb(server)
             rss_first = rss_first or rss

@@ -66,8 +66,8 @@ class Held:
         return [NotFoundError(r) if r == "no" else r.upper() for r in requests]
 
 
-def test_requests_waiting_together_are_served_in_one_batch(db: Database) -> None:
-    held = Held()
+def _a_then_three(db: Database, held: Held) -> list[Any]:
+    """ "a" alone, then "b", "no" and "c", queued while it is served."""
 
     async def main() -> list[Any]:
         first = asyncio.ensure_future(db.write_together(held, "a"))
@@ -78,12 +78,42 @@ def test_requests_waiting_together_are_served_in_one_batch(db: Database) -> None
         held.opened.set()
         return await asyncio.gather(first, *rest, return_exceptions=True)
 
-    answers = asyncio.run(main())
+    return asyncio.run(main())
+
+
+def test_requests_waiting_together_are_served_in_one_batch(db: Database) -> None:
+    held = Held()
+    answers = _a_then_three(db, held)
     assert held.batches == [["a"], ["b", "no", "c"]]
     assert answers[:2] == ["A", "B"]
     assert isinstance(answers[2], NotFoundError)
     assert answers[3] == "C"
     assert db.transactions.read(_count) == 4  # one batch's refusal changed nothing of it
+
+
+def test_each_batch_s_size_is_told_to_the_metrics(engine: Engine) -> None:
+    told: list[tuple[str, int]] = []
+    db = Database(engine, readers=1, writers=1, on_batch=lambda *batch: told.append(batch))
+    try:
+        _a_then_three(db, Held())
+        assert asyncio.run(db.read(_count)) == 4
+    finally:
+        db.close()
+    assert told == [("together", 1), ("together", 3), ("reads", 1)]
+
+
+def test_a_batch_that_cannot_be_counted_is_still_answered(engine: Engine) -> None:
+    def broken(door: str, size: int) -> None:
+        raise RuntimeError("the metrics are gone")
+
+    # A deadline: a door whose thread died would leave the second write waiting for ever.
+    db = Database(engine, readers=1, writers=1, deadline=10, on_batch=broken)
+    try:
+        for mark in ("a", "b"):  # the door's thread lives on after the first
+            assert asyncio.run(db.write(_mark, kind=mark)) is None
+        assert asyncio.run(db.read(_count)) == 2
+    finally:
+        db.close()
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

@@ -182,6 +182,10 @@ def test_metrics_count_routes_purchases_and_read_the_gauges(
     posted = {"method": "POST", "route": "/api/v1/plays"}
     assert _value(before, "pharaon_http_requests_total", status="201", **posted) == 4
     assert _value(before, "pharaon_http_request_duration_seconds_count", **posted) == 4
+    # One after the other, each purchase (the retry too) is a batch of its own at the sale.
+    assert _value(before, "pharaon_db_batch_size_count", door="sell") == 4
+    assert _value(before, "pharaon_db_batch_size_sum", door="sell") == 4
+    assert _value(before, "pharaon_db_batch_size_bucket", door="sell", le="1.0") == 4
     one = {"method": "GET", "route": "/api/v1/plays/{play_id}"}
     assert _value(before, "pharaon_http_requests_total", status="200", **one) == 1
     assert _value(before, "pharaon_http_requests_total", status="404", **one) == 1
@@ -196,6 +200,7 @@ def test_metrics_count_routes_purchases_and_read_the_gauges(
     assert _value(after, "pharaon_pending_reveals") == 0
     reveals = {"method": "POST", "route": "/api/v1/plays/{play_id}/reveal", "status": "200"}
     assert _value(after, "pharaon_http_requests_total", **reveals) == 4
+    assert _value(after, "pharaon_db_batch_size_sum", door="reveal") == 4
     scraped = {"method": "GET", "route": "/metrics", "status": "200"}
     assert _value(after, "pharaon_http_requests_total", **scraped) == 1  # the first scrape
 
@@ -362,6 +367,7 @@ def test_a_served_server_counts_every_worker_and_logs_json(
         assert _value(samples, "pharaon_http_requests_total", **rules) == 16
         assert _value(samples, "pharaon_purchases_total", stake_cents="100", mode="auto") == 3
         assert _value(samples, "pharaon_purchase_stakes_cents_total", mode="auto") == 300
+        assert _value(samples, "pharaon_db_batch_size_sum", door="sell") == 3
         assert _value(samples, "pharaon_pool_units_sold", price_cents="100") == 3
         assert _value(samples, "pharaon_pool_units_remaining", price_cents="100") == 57
     _stop(process)

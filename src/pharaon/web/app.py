@@ -87,12 +87,14 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     # The writers' pool (the readers have one of their own).
     connections = settings.writers + WRITE_TOGETHER
     engine = engine or make_engine(settings.database_url, pool_size=connections, create=False)
+    metrics = observe.Metrics()
     db = Database(
         engine,
         readers=settings.readers,
         writers=settings.writers,
         deadline=settings.db_deadline_seconds,
         slow_deadline=settings.db_slow_deadline_seconds,
+        on_batch=metrics.batch,
     )
 
     @asynccontextmanager
@@ -124,7 +126,6 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
     # identities they sign, read once each.
     app.state.receipts = receipts.load(settings.keys_dir)
     app.state.block_identities = {}
-    metrics = observe.Metrics()
     errors.install(app)
     # Routes are matched in order: the purchases, the busiest, first.
     for module in (

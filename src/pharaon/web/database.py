@@ -93,7 +93,8 @@ class Database:
     function written together; each holds one pooled connection. A request waits for its
     answer ``deadline`` seconds at most (``slow_deadline`` for the operator's slow work), and
     what it asked for is cancelled on the database past that (store/deadlines.py): then it is
-    answered :class:`DatabaseUnavailableError`, the outcome unknown. None: no deadline."""
+    answered :class:`DatabaseUnavailableError`, the outcome unknown. None: no deadline.
+    ``on_batch(door, size)`` is told the size of each batch a door serves (the metrics)."""
 
     def __init__(
         self,
@@ -103,20 +104,23 @@ class Database:
         writers: int,
         deadline: float | None = None,
         slow_deadline: float | None = None,
+        on_batch: Callable[[str, int], None] | None = None,
     ) -> None:
         self.engine = engine
+        self._on_batch = on_batch
         self.deadline = deadline
         self.slow_deadline = slow_deadline
         # The readers' pool: a connection for each reader, and for the reads done together.
         self.transactions = Transactions(engine, readers=readers + READ_TOGETHER, deadline=deadline)
         self._reads: _Door[_Timed[Connection], Any] = _Door(
-            "reads", self._read_each, threads=readers
+            "reads", self._read_each, threads=readers, on_batch=on_batch
         )
         self._writes: _Door[_Timed[Session], Any] = _Door(
             "writes",
             self._write_each,
             threads=writers if writers_at_once(engine) is None else 1,
             turn=self.transactions.turn,
+            on_batch=on_batch,
         )
         self._together: dict[Any, _Door[Any, Any]] = {}
         self._together_lock = threading.Lock()
@@ -202,7 +206,9 @@ class Database:
             door = self._together.get(fn)
             if door is None:
                 name = getattr(fn, "__qualname__", "together").replace(".", "-")
-                door = self._together[fn] = _Door(name, serve, threads=1, turn=turn)
+                door = self._together[fn] = _Door(
+                    name, serve, threads=1, turn=turn, on_batch=self._on_batch
+                )
         return door
 
     def _read_together(self, fn: ReadTogether[Job, Answer], requests: list[Job]) -> list[Any]:
@@ -294,7 +300,8 @@ class _Waiting(Generic[Job, Answer]):
 class _Door(Generic[Job, Answer]):
     """Jobs waiting for ``serve``, which takes a batch of them and gives each its outcome (or
     the exception to raise), in order; ``threads`` threads serve batches, each in its
-    ``turn``, taken before the batch so that what arrives while it is awaited joins it."""
+    ``turn``, taken before the batch so that what arrives while it is awaited joins it.
+    ``on_batch(name, size)`` is told each batch's size once its answers are sent."""
 
     def __init__(
         self,
@@ -303,10 +310,12 @@ class _Door(Generic[Job, Answer]):
         *,
         threads: int,
         turn: Callable[[], AbstractContextManager[None]] = nullcontext,
+        on_batch: Callable[[str, int], None] | None = None,
     ) -> None:
         self._name = name
         self._serve_batch = serve
         self._turn = turn
+        self._on_batch = on_batch
         self._count = max(1, threads)
         self._queue: queue.SimpleQueue[_Waiting[Job, Answer] | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
@@ -375,6 +384,11 @@ class _Door(Generic[Job, Answer]):
                 loop.call_soon_threadsafe(_settle, answers)
             except RuntimeError:  # the loop is closed: nobody waits any more
                 _log.warning("%d answers had no event loop to go to", len(answers))
+        if self._on_batch is not None:
+            try:
+                self._on_batch(self._name, len(batch))
+            except Exception:  # a count lost, never the door's thread
+                _log.exception("the size of a batch at %s was not counted", self._name)
 
 
 def _settle(answers: list[tuple[asyncio.Future[Any], Any]]) -> None:

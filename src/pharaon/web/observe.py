@@ -49,6 +49,7 @@ from pharaon.web.jsonlog import ACCESS_LOGGER
 MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
 # Latency buckets (seconds): a purchase takes a few milliseconds, a slow read a second.
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+BATCH_BUCKETS = (1, 2, 4, 8, 16, 32, 64)  # web/database.py MAX_BATCH
 # A path no route matched: one label for them all, not one per path a scanner tries.
 UNMATCHED = "unmatched"
 _METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
@@ -168,6 +169,15 @@ class Metrics:
             ["mode"],
             registry=own,
         )
+        self.batches = Histogram(
+            "pharaon_db_batch_size",
+            "Requests served together by one batch at a door to the database (the purchases "
+            "and the reveals share one transaction a batch), by door.",
+            ["door"],
+            buckets=BATCH_BUCKETS,
+            registry=own,
+        )
+        self._batches: dict[str, Any] = {}
         self._requests: dict[tuple[str, str, int], Any] = {}
         self._latency: dict[tuple[str, str], Any] = {}
         self._sold: dict[tuple[int, str], tuple[Any, Any]] = {}
@@ -200,6 +210,17 @@ class Metrics:
             stakes.inc(stake_cents)
         except OSError as exc:
             _log.warning("a sale was not counted: %s", exc)
+
+    def batch(self, door: str, size: int) -> None:
+        """Count one batch of ``size`` requests served at ``door`` (web/database.py); a count
+        that fails is logged, never the requests' answers."""
+        try:
+            histogram = self._batches.get(door)
+            if histogram is None:
+                histogram = self._batches[door] = self.batches.labels(door)
+            histogram.observe(size)
+        except OSError as exc:
+            _log.warning("a batch was not counted: %s", exc)
 
     def scrape(self, found: gauges.Gauges | None) -> bytes:
         """The metrics in Prometheus' text format, with the gauges ``found`` in the database
