@@ -177,37 +177,24 @@ class Metrics:
             buckets=BATCH_BUCKETS,
             registry=own,
         )
-        self._batches: dict[str, Any] = {}
-        self._requests: dict[tuple[str, str, int], Any] = {}
-        self._latency: dict[tuple[str, str], Any] = {}
-        self._sold: dict[tuple[int, str], tuple[Any, Any]] = {}
+        # Each metric's children by their labels, made once: ``labels`` is slow.
+        self._batches: dict[tuple[str, ...], Any] = {}
+        self._requests: dict[tuple[str, ...], Any] = {}
+        self._latency: dict[tuple[str, ...], Any] = {}
+        self._sold: dict[tuple[str, ...], Any] = {}
+        self._staked: dict[tuple[str, ...], Any] = {}
 
     def request(self, method: str, route: str, status: int, seconds: float) -> None:
-        """Count one answered request (label children cached: ``labels`` is slow)."""
-        counter = self._requests.get((method, route, status))
-        if counter is None:
-            counter = self._requests[method, route, status] = self.requests.labels(
-                method, route, str(status)
-            )
-        counter.inc()
-        histogram = self._latency.get((method, route))
-        if histogram is None:
-            histogram = self._latency[method, route] = self.latency.labels(method, route)
-        histogram.observe(seconds)
+        """Count one answered request."""
+        _child(self._requests, self.requests, method, route, str(status)).inc()
+        _child(self._latency, self.latency, method, route).observe(seconds)
 
     def sold(self, stake_cents: int, mode: str) -> None:
-        """Count one unit sold (label children cached), once its sale is committed: a count
-        that fails (the metrics folder full or gone) is logged, never the buyer's answer."""
+        """Count one unit sold, once its sale is committed: a count that fails (the metrics
+        folder full or gone) is logged, never the buyer's answer."""
         try:
-            children = self._sold.get((stake_cents, mode))
-            if children is None:
-                children = self._sold[stake_cents, mode] = (
-                    self.purchases.labels(str(stake_cents), mode),
-                    self.stakes.labels(mode),
-                )
-            units, stakes = children
-            units.inc()
-            stakes.inc(stake_cents)
+            _child(self._sold, self.purchases, str(stake_cents), mode).inc()
+            _child(self._staked, self.stakes, mode).inc(stake_cents)
         except OSError as exc:
             _log.warning("a sale was not counted: %s", exc)
 
@@ -215,10 +202,7 @@ class Metrics:
         """Count one batch of ``size`` requests served at ``door`` (web/database.py); a count
         that fails is logged, never the requests' answers."""
         try:
-            histogram = self._batches.get(door)
-            if histogram is None:
-                histogram = self._batches[door] = self.batches.labels(door)
-            histogram.observe(size)
+            _child(self._batches, self.batches, door).observe(size)
         except OSError as exc:
             _log.warning("a batch was not counted: %s", exc)
 
@@ -232,6 +216,14 @@ class Metrics:
             registry.register(_Forward(self._registry))
         registry.register(_DatabaseGauges(found))
         return generate_latest(registry)
+
+
+def _child(cache: dict[tuple[str, ...], Any], metric: Any, *labels: str) -> Any:
+    """``metric``'s child for ``labels``, from ``cache`` or made there."""
+    child = cache.get(labels)
+    if child is None:
+        child = cache[labels] = metric.labels(*labels)
+    return child
 
 
 class _Forward(Collector):
