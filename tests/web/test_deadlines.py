@@ -24,7 +24,7 @@ from pharaon.web.app import create_app
 from tests.conftest import BlockLoader, Player, _libpq
 
 DEADLINE = 1.0
-# Each answer is timed against the wall clock: with the machine to itself (Makefile, test).
+# Each answer is timed against the deadline: with the machine to itself (Makefile, test).
 pytestmark = pytest.mark.alone
 
 
@@ -66,7 +66,10 @@ def test_a_purchase_held_past_its_deadline_is_503_then_sold_once(
             assert r.status_code == 503, r.text
             assert r.json()["error"] == "unavailable"
             assert r.headers["Retry-After"] == "5"
-            assert DEADLINE <= took < DEADLINE + 1, took
+            # Not before the deadline, and long before anything else would have ended the wait
+            # (the account stays held until this answer): a bound in deadlines, which a loaded
+            # machine does not reach.
+            assert DEADLINE <= took < 3 * DEADLINE, took
         again = player.play(100, "auto", key="held")
         assert again.status_code in (200, 201), again.text
         assert player.play(100, "auto", key="held").json() == again.json()  # replayed
