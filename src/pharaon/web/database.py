@@ -301,7 +301,8 @@ class _Door(Generic[Job, Answer]):
     """Jobs waiting for ``serve``, which takes a batch of them and gives each its outcome (or
     the exception to raise), in order; ``threads`` threads serve batches, each in its
     ``turn``, taken before the batch so that what arrives while it is awaited joins it.
-    ``on_batch(name, size)`` is told each batch's size once its answers are sent."""
+    ``on_batch(name, size)`` is told each batch's size once it is served, before its answers
+    are sent: whoever has an answer finds its batch counted."""
 
     def __init__(
         self,
@@ -375,6 +376,11 @@ class _Door(Generic[Job, Answer]):
             outcomes = self._serve_batch([w.job for w in batch])
         except Exception as exc:  # the batch's own failure is each job's
             outcomes = [exc] * len(batch)
+        if self._on_batch is not None:
+            try:
+                self._on_batch(self._name, len(batch))
+            except Exception:  # a count lost, never the door's thread
+                _log.exception("the size of a batch at %s was not counted", self._name)
         # The answers of a batch reach their event loop together, in one wake-up.
         by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Any, Any]]] = {}
         for waiting, outcome in zip(batch, outcomes, strict=True):
@@ -384,11 +390,6 @@ class _Door(Generic[Job, Answer]):
                 loop.call_soon_threadsafe(_settle, answers)
             except RuntimeError:  # the loop is closed: nobody waits any more
                 _log.warning("%d answers had no event loop to go to", len(answers))
-        if self._on_batch is not None:
-            try:
-                self._on_batch(self._name, len(batch))
-            except Exception:  # a count lost, never the door's thread
-                _log.exception("the size of a batch at %s was not counted", self._name)
 
 
 def _settle(answers: list[tuple[asyncio.Future[Any], Any]]) -> None:
