@@ -188,12 +188,6 @@ class Processes(threading.Thread):
         return dict(sorted(spent.items(), key=lambda item: -item[1]))
 
 
-def cpu_model() -> str:
-    found = re.search(r"Model name:\s*(.+)", subprocess.run(
-        ["lscpu"], capture_output=True, text=True, check=False).stdout)  # fmt: skip
-    return found.group(1).strip() if found else "unknown"
-
-
 def report(
     costs: list[Cost], *, wall: float, busy: float, postgres: float | None, cores: int
 ) -> list[str]:
@@ -221,6 +215,8 @@ def report(
 
 
 def main(argv: list[str]) -> int:
+    from bench_block import cpu_model  # next to this script, on sys.path when run
+
     cores = os.cpu_count() or 1
     args = argv or ["-n", str(cores + 1), "--dist", "worksteal", "-m", "not alone", "-q"]
     with tempfile.TemporaryDirectory(prefix="suite-cpu-") as folder:

@@ -3,33 +3,20 @@ the subprocesses it waited for, in PostgreSQL's backends; a test that only waits
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType
 
 import psycopg
 import pytest
 
+from tests.benchmarks import FOLDER as BENCHMARKS
+from tests.benchmarks import benchmark
 from tests.conftest import POSTGRES_URL, _libpq
 from tests.web.cluster import skip_or_fail
 
-BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
-
-
-def _suite_cpu() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("suite_cpu", BENCHMARKS / "suite_cpu.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module  # its dataclass looks its module up there
-    spec.loader.exec_module(module)
-    return module
-
-
-SUITE_CPU = _suite_cpu()
+SUITE_CPU = benchmark("suite_cpu")
 BURN = """
 import subprocess, sys, time
 

@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
+from tests.benchmarks import benchmark
 
-def _waits() -> ModuleType:
-    path = Path(__file__).resolve().parents[1] / "benchmarks" / "waits.py"
-    spec = importlib.util.spec_from_file_location("waits", path)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-WAITS = _waits()
+WAITS = benchmark("waits")
 EXECUTE = [
     "execute (psycopg/cursor.py:113)",
     "wait (psycopg/connection.py:495)",
