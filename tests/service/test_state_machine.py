@@ -55,6 +55,7 @@ from pharaon.game.evaluate import evaluate
 from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
+from pharaon.service import limits_audit
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
@@ -117,6 +118,8 @@ class World:
     names: itertools.count[int] = field(default_factory=itertools.count)
     refused: Counter[str] = field(default_factory=Counter)  # refusals seen, by error code
     raises_in_force: int = 0  # pending raises that came in force as time passed
+    # Whether time has passed (rows moved back): the audit log's times can no longer follow.
+    time_moved: bool = False
 
 
 @dataclass
@@ -626,6 +629,7 @@ class LifeOfPlayers(RuleBasedStateMachine):
     @rule(hours=hours_passing)
     def time_passes(self, hours: int) -> None:
         _move_back(self.world.engine, [m.api.player_id for m in self.models], hours)
+        self.world.time_moved = True
         self.hour += hours
         for model in self.models:
             self.world.raises_in_force += model.settle(self.hour)
@@ -642,9 +646,20 @@ class LifeOfPlayers(RuleBasedStateMachine):
 
     @invariant()
     def audit_is_clean(self) -> None:
+        """Every check of the audit holds; the limits' replay only until time first passes.
+        That check replays the audit log at its records' times, which are chained and cannot
+        be moved back with the players' rows: once they are, a stake the sale rightly counts
+        as days old is minutes old to the log, and a raise come in force is not yet (a false
+        alarm, met when a life stakes near a limit after time passed). From then on the model
+        is the limits' judge: every purchase's answer is checked against its rules above."""
         with make_sessionmaker(self.world.engine)() as session:
             report = run_audit(connection=session.connection())
-        assert report.ok, report.failures
+        failures = [
+            failure
+            for failure in report.failures
+            if not (self.world.time_moved and failure.startswith(f"{limits_audit.NAME}:"))
+        ]
+        assert not failures, failures
 
     @invariant()
     def money_is_conserved(self) -> None:
