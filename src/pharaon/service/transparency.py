@@ -98,19 +98,19 @@ def receive_cosignatures(
     session: Session,
     *,
     note: str,
-    signer: notes.Signer,
+    log_key: notes.Verifier,
     witnesses: Sequence[notes.Verifier],
     now: datetime,
 ) -> Cosigned:
-    """Keep the cosignatures of ``witnesses`` on ``note``, a checkpoint this server signed and
-    stored; :class:`InvalidError` for a note that is not one or a cosignature that does not
-    hold, :class:`NotFoundError` for a checkpoint it never took, :class:`ForbiddenError` when
-    no witness is configured."""
+    """Keep the cosignatures of ``witnesses`` on ``note``, a checkpoint this server signed
+    (``log_key``, its checkpoint key's public half) and stored; :class:`InvalidError` for a
+    note that is not one or a cosignature that does not hold, :class:`NotFoundError` for a
+    checkpoint it never took, :class:`ForbiddenError` when no witness is configured."""
     if not witnesses:
         raise ForbiddenError("this server accepts no cosignatures: PHARAON_WITNESS_KEYS is empty")
     try:
         parsed = notes.parse(note)
-        notes.verify(parsed, signer.verifier)
+        notes.verify(parsed, log_key)
         checkpoint = notes.parse_checkpoint(parsed.text)
     except notes.NoteError as exc:
         raise InvalidError(f"not a checkpoint of this log: {exc}") from None

@@ -140,7 +140,7 @@ async def cosign(request: Request, body: CosignatureIn, db: DatabaseDep) -> Cosi
     done = await db.write(
         transparency.receive_cosignatures,
         note=body.note,
-        signer=_signer(request),
+        log_key=_signer(request).verifier,  # the private key stays in this process
         witnesses=_witnesses(request),
         now=utcnow(),
     )
