@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 _PROJECT = Path(__file__).resolve().parents[2]
@@ -83,3 +83,10 @@ class Settings(BaseSettings):
     # A withdrawal of more cents than this waits for an admin's approval; up to it, it is paid
     # at once (service/withdrawals.py).
     withdrawal_approval_cents: int = Field(default=100_000, ge=0)
+
+
+def refused(exc: ValidationError) -> str:
+    """The one line that says which ``PHARAON_*`` variable the settings refused, and why."""
+    first = exc.errors()[0]
+    name = "PHARAON_" + "_".join(str(p) for p in first["loc"]).upper()
+    return f"{name}: {first['msg']}"

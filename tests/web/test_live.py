@@ -19,7 +19,7 @@ from sqlalchemy import Engine, select
 
 from pharaon.service.audit import run_audit
 from pharaon.service.blocks import sold_units
-from pharaon.store.engine import is_sqlite, make_sessionmaker
+from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block
 from tests.conftest import BlockLoader
 from tests.web.live import LiveServer, http, set_moderators, wait_until
@@ -32,9 +32,8 @@ DEPOSIT = 5_000
 
 @pytest.fixture
 def server(engine: Engine, database_url: str, tmp_path: Path) -> Iterator[LiveServer]:
-    # SQLite has one writer, so one server process; PostgreSQL, several.
-    workers = 1 if is_sqlite(database_url) else 2
-    live = LiveServer(database_url, tmp_path / "server.log", workers=workers)
+    # Two workers, their writes served together by the server's writer, on either database.
+    live = LiveServer(database_url, tmp_path / "server.log", workers=2)
     live.start()
     yield live
     live.stop()

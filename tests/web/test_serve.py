@@ -1,6 +1,6 @@
 """``pharaon serve`` itself: migrates, (on a first start) loads one block per price, and
-becomes the server (``pharaon.web.serve``) in the same process; with several workers (on
-PostgreSQL) uvicorn's supervisor runs them on one socket."""
+becomes the server (``pharaon.web.serve``) in the same process; with several workers
+uvicorn's supervisor runs them on one socket, beside the server's one writer."""
 
 from __future__ import annotations
 
@@ -22,6 +22,7 @@ from sqlalchemy import Engine
 from pharaon.pool.keys import commitment, new_key, read_key_file, write_key_file
 from pharaon.service import sealing
 from pharaon.settings import Settings
+from pharaon.web.writer import NAME
 from tests.web.live import free_port, http, wait_until
 from tests.web.test_operator_api import _operator
 
@@ -77,11 +78,21 @@ def test_serve_without_first_start(database_url: str, tmp_path: Path) -> None:
     assert process.returncode in (0, -signal.SIGTERM)
 
 
-def _workers(pid: int) -> list[int]:
-    """The worker processes of uvicorn's supervisor ``pid`` (not multiprocessing's tracker)."""
+def _spawned(pid: int) -> list[int]:
+    """The processes multiprocessing spawned for ``pid`` (not its tracker)."""
     tasks = Path(f"/proc/{pid}/task")
     children = [int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()]
     return [c for c in children if b"spawn_main" in Path(f"/proc/{c}/cmdline").read_bytes()]
+
+
+def _workers(pid: int) -> list[int]:
+    """The worker processes of uvicorn's supervisor ``pid`` (not its writer)."""
+    return [c for c in _spawned(pid) if Path(f"/proc/{c}/comm").read_text().strip() != NAME]
+
+
+def _writers(pid: int) -> list[int]:
+    """The writer processes of the server ``pid``."""
+    return [c for c in _spawned(pid) if Path(f"/proc/{c}/comm").read_text().strip() == NAME]
 
 
 def _alive(pid: int) -> bool:
@@ -93,14 +104,15 @@ def _alive(pid: int) -> bool:
 
 
 def _idle(pids: list[int]) -> None:
-    """Until each of ``pids`` (a server's workers) sleeps, as a worker waiting for a connection
-    does: a new one then goes to whichever of them the kernel wakes and lets accept first, not
-    to the worker still busy with the last one, first back at the socket."""
+    """Until each of ``pids`` (a server's workers) waits in its event loop for something to
+    do (its main thread in ``epoll_wait``): a new connection then goes to whichever of them the
+    kernel wakes and lets accept first, not to the worker still busy with the last one, first
+    back at the socket, nor to the one alone up (the other still starting)."""
 
-    def asleep(pid: int) -> bool:
-        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] == "S"
+    def waiting(pid: int) -> bool:
+        return Path(f"/proc/{pid}/wchan").read_text() == "do_epoll_wait"
 
-    wait_until(lambda: all(asleep(pid) for pid in pids), f"workers {pids} to be idle", 30)
+    wait_until(lambda: all(waiting(pid) for pid in pids), f"workers {pids} to be idle", 30)
 
 
 def _connections_by_process(pids: list[int], port: int) -> dict[int, int]:
@@ -150,21 +162,46 @@ def test_workers_share_the_port_and_the_connections(database_url: str, tmp_path:
     assert not any(_alive(w) for w in workers)
 
 
-def test_serve_refuses_several_workers_on_sqlite(tmp_path: Path) -> None:
-    """SQLite has one writer: a server on it is one process."""
+def test_serve_runs_several_workers_on_sqlite(tmp_path: Path) -> None:
+    """On SQLite too a server may have several workers: they read, and hand their writes to
+    the server's one writer, a process of its own (SQLite's one writer)."""
+    database_url = f"sqlite:///{tmp_path / 's.db'}"
+    _create(database_url)
     log = tmp_path / "sqlite.log"
-    process, _ = _serve(f"sqlite:///{tmp_path / 's.db'}", log, "--workers", "2")
-    assert process.wait(60) == 2
-    assert log.read_text().endswith(
-        "pharaon: error: SQLite has one writer, so one server process: "
-        "use --workers 1, or PostgreSQL\n"
-    )
-    assert not (tmp_path / "s.db").exists()  # refused before anything was made
+    process, url = _serve(database_url, log, "--no-first-start", "--workers", "2")
+    clients = []
+    try:
+        _wait(process, url, log, 90)
+        workers, writers = _workers(process.pid), _writers(process.pid)
+        assert len(workers) == 2
+        assert len(writers) == 1
+        # A sign-up from each of 16 connections (both workers get some): all written, by the
+        # writer, whichever worker took it.
+        for n in range(16):
+            client = http.client(base_url=url)
+            _idle(workers)
+            body = {
+                "email": f"p{n}@example.fr",
+                "password": "a long enough pass",
+                "birth_date": "1990-01-01",
+            }
+            assert client.post("/api/v1/players", json=body).status_code == 201
+            clients.append(client)
+        held = _connections_by_process(workers, int(url.rsplit(":", 1)[1]))
+        assert all(n > 0 for n in held.values()), held
+        with sqlite3.connect(tmp_path / "s.db") as db:
+            assert db.execute("SELECT count(*) FROM players").fetchone() == (16,)
+    finally:
+        for client in clients:
+            client.close()
+        _stop(process)
+    assert process.returncode == 0
+    assert not any(_alive(p) for p in workers + writers)
 
 
-def test_the_server_alone_refuses_several_workers_on_sqlite(tmp_path: Path) -> None:
-    """The same rule where the server starts without the CLI (``python -m pharaon.web.serve``,
-    what ``pharaon serve`` becomes)."""
+def test_the_server_stops_in_one_line_if_its_writer_cannot_start(tmp_path: Path) -> None:
+    """``python -m pharaon.web.serve`` (what ``pharaon serve`` becomes) on a SQLite file that
+    is not there: its writer cannot start, and neither does the server, in one line."""
     env = {**os.environ, "PHARAON_DATABASE_URL": f"sqlite:///{tmp_path / 's.db'}"}
     done = subprocess.run(
         [sys.executable, "-m", "pharaon.web.serve", "--workers", "2", "--port", str(free_port())],
@@ -175,8 +212,9 @@ def test_the_server_alone_refuses_several_workers_on_sqlite(tmp_path: Path) -> N
         check=False,
     )
     assert done.returncode == 2
-    assert done.stderr.endswith(
-        "error: SQLite has one writer, so one server process: use --workers 1, or PostgreSQL\n"
+    assert done.stderr == (
+        f"pharaon.web.serve: the writer cannot start: no SQLite database {tmp_path / 's.db'}: "
+        "make one with `pharaon db upgrade --create`\n"
     )
     assert not (tmp_path / "s.db").exists()
 

@@ -8,6 +8,7 @@ import sys
 from pydantic import ValidationError
 
 from pharaon.cli.app import app  # its commands' modules are loaded when they are asked for
+from pharaon.settings import refused
 
 __all__ = ["app", "main"]
 
@@ -19,9 +20,7 @@ def main() -> None:
         if exc.title != "Settings":
             raise
         # A PHARAON_* variable the settings refuse: one line that names it, no traceback.
-        first = exc.errors()[0]
-        name = "PHARAON_" + "_".join(str(p) for p in first["loc"]).upper()
-        print(f"pharaon: error: {name}: {first['msg']}", file=sys.stderr)
+        print(f"pharaon: error: {refused(exc)}", file=sys.stderr)
         sys.exit(2)
     finally:
         # Frozen, the objects numba made are left to the OS at exit, which frees them at once,

@@ -449,12 +449,7 @@ def serve(  # noqa: PLR0917 (click passes its options by name)
     forwarded_allow_ips: str,
 ) -> None:
     """Migrate the database, load blocks on a first start, and serve the API and the page."""
-    from pharaon.store.engine import processes_refused
-
     settings = settings_for(database_url)
-    refused = processes_refused(settings.database_url, workers)
-    if refused:
-        fail(refused)
     with database_for(settings, migrate=True) as db:
         _check_keys(db, settings)
         if first_start:

@@ -75,14 +75,6 @@ def is_sqlite(url: str | URL | Engine) -> bool:
     return make_url(url).get_backend_name() == "sqlite"
 
 
-def processes_refused(url: str, processes: int) -> str | None:
-    """Why ``processes`` server processes cannot share the database at ``url``, if they
-    cannot: SQLite has one writer, so one server process."""
-    if processes > 1 and is_sqlite(url):
-        return "SQLite has one writer, so one server process: use --workers 1, or PostgreSQL"
-    return None
-
-
 def make_engine(
     url: str, *, pool_size: int = 10, create: bool = True, reading: bool = False
 ) -> Engine:

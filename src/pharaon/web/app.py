@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager, suppress
 from datetime import timedelta
@@ -29,7 +30,7 @@ from pharaon.settings import Settings
 from pharaon.store.engine import make_engine
 from pharaon.store.faults import DatabaseUnavailableError
 from pharaon.web import errors, observe
-from pharaon.web.database import WRITE_TOGETHER, Database
+from pharaon.web.database import WRITE_TOGETHER, Database, Writer
 from pharaon.web.guards import Guards
 from pharaon.web.routers import (
     audit,
@@ -45,6 +46,8 @@ from pharaon.web.routers import (
     wallet,
 )
 from pharaon.web.schemas import ERROR_RESPONSES
+from pharaon.web.serve import WRITER_ENV
+from pharaon.web.writer import WriterLine
 
 API_PREFIX = "/api/v1"
 STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
@@ -78,8 +81,12 @@ async def _chores(db: Database, settings: Settings, stop: asyncio.Event) -> None
             await asyncio.wait_for(stop.wait(), CHORES_LOOK_SECONDS)
 
 
-def create_app(settings: Settings | None = None, *, engine: Engine | None = None) -> FastAPI:
-    """The application over ``engine`` (made from ``settings.database_url`` if not given)."""
+def create_app(
+    settings: Settings | None = None, *, engine: Engine | None = None, writer: Writer | None = None
+) -> FastAPI:
+    """The application over ``engine`` (made from ``settings.database_url`` if not given),
+    its writes run by ``writer`` (the server's writer process) if given, else in this
+    process."""
     settings = settings or Settings()
     # The process's hashes: a server's workers read it from PHARAON_PASSWORD_HASHING.
     passwords.use(settings.password_hashing)
@@ -95,6 +102,7 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
         deadline=settings.db_deadline_seconds,
         slow_deadline=settings.db_slow_deadline_seconds,
         on_batch=metrics.batch,
+        writer=writer,
     )
 
     @asynccontextmanager
@@ -175,5 +183,12 @@ def create_app(settings: Settings | None = None, *, engine: Engine | None = None
 
 
 def create_app_from_env() -> FastAPI:
-    """For ``uvicorn --factory``: settings from the environment (``PHARAON_*``)."""
-    return create_app(Settings())
+    """For ``uvicorn --factory``: settings from the environment (``PHARAON_*``), the writes
+    handed to the server's writer when it has one (``PHARAON_WRITER_SOCKET``, set by
+    :mod:`pharaon.web.serve`)."""
+    settings = Settings()
+    address = os.environ.get(WRITER_ENV)
+    if not address:
+        return create_app(settings)
+    line = WriterLine(address, connect_seconds=settings.db_deadline_seconds)
+    return create_app(settings, writer=line)

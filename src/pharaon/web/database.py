@@ -27,13 +27,20 @@ alike (:mod:`pharaon.store.transactions`). A database that is away or cannot tak
 (503) for every request waiting, within the connect timeout, and the next request after it is
 back finds new connections; a value the database refuses is :class:`DatabaseRefusedValueError`
 (422). SQLite has one writer: this process's writes take turns, so none waits in SQLite's busy
-handler, and a server on SQLite is one process (``pharaon serve``).
+handler.
+
+Under ``pharaon serve`` the writes are not run in the HTTP workers: ``Database(...,
+writer=line)`` hands every write, and every write done together, to the server's one writer
+process (:mod:`pharaon.web.writer`), which serves them at doors of its own, the orders of all
+workers batched together; the reads stay in each worker. The writer's doors are these same
+doors, asked with :meth:`Database.put_write` and :meth:`Database.put_together`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import pickle
 import queue
 import threading
 from collections.abc import Awaitable, Callable, Sequence
@@ -87,6 +94,36 @@ class ReadTogether(Protocol[Request_contra, Answer_co]):
     ) -> Sequence[Answer_co | ServiceError]: ...
 
 
+@dataclass(frozen=True, slots=True)
+class Write:
+    """A write handed to the server's writer: ``fn(session=..., **kwargs)`` (``slow``: under
+    the slow deadline)."""
+
+    fn: Callable[..., Any]
+    kwargs: dict[str, Any]
+    slow: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class WriteTogether:
+    """A request handed to the server's writer, to be written together with the others for
+    ``fn``."""
+
+    fn: Together[Any, Any]
+    request: Any
+
+
+class Writer(Protocol):
+    """The server's writer, seen from a worker (:class:`pharaon.web.writer.WriterLine`)."""
+
+    def ask(self, job: Write | WriteTogether) -> Awaitable[Any]:
+        """``job``'s outcome (a write's answer or the :class:`ServiceError` it returned); what
+        refused it is raised."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class Database:
     """The reader and the writer over ``engine``: ``readers`` threads for the reads,
     ``writers`` for the writes (one on SQLite, whose writes take turns), and a thread per
@@ -94,7 +131,9 @@ class Database:
     answer ``deadline`` seconds at most (``slow_deadline`` for the operator's slow work), and
     what it asked for is cancelled on the database past that (store/deadlines.py): then it is
     answered :class:`DatabaseUnavailableError`, the outcome unknown. None: no deadline.
-    ``on_batch(door, size)`` is told the size of each batch a door serves (the metrics)."""
+    ``on_batch(door, size)`` is told the size of each batch a door serves (the metrics).
+    ``writer``: the server's writer process, which runs the writes instead of this process
+    (each still answered within its deadline here)."""
 
     def __init__(
         self,
@@ -105,9 +144,11 @@ class Database:
         deadline: float | None = None,
         slow_deadline: float | None = None,
         on_batch: Callable[[str, int], None] | None = None,
+        writer: Writer | None = None,
     ) -> None:
         self.engine = engine
         self._on_batch = on_batch
+        self._writer = writer
         self.deadline = deadline
         self.slow_deadline = slow_deadline
         # The readers' pool: a connection for each reader, and for the reads done together.
@@ -148,8 +189,11 @@ class Database:
         returns; a :class:`ServiceError` it returns is raised once committed. ``slow``: the
         operator's slow work, under the slow deadline."""
         seconds = self.slow_deadline if slow else self.deadline
-        job = _Timed(partial(_by_session, fn, kwargs), seconds)
-        outcome = await _in_time(self._writes.ask(job), seconds)
+        if self._writer is not None:
+            asked = self._writer.ask(Write(fn, kwargs, slow))
+        else:
+            asked = _asked(partial(self.put_write, fn, _crossed(kwargs), slow))
+        outcome = _crossed(await _in_time(asked, seconds))
         if isinstance(outcome, ServiceError):
             raise outcome
         return cast(T, outcome)
@@ -157,8 +201,24 @@ class Database:
     async def write_together(self, fn: Together[Job, Answer], request: Job) -> Answer:
         """``request``'s answer from ``fn``, run with the other requests for ``fn`` waiting
         meanwhile in one transaction; the :class:`ServiceError` that refused it is raised."""
+        if self._writer is not None:
+            asked = self._writer.ask(WriteTogether(fn, request))
+            return cast(Answer, await _in_time(asked, self.deadline))
+        asked = _asked(partial(self.put_together, fn, _crossed(request)))
+        return cast(Answer, _crossed(await _in_time(asked, self.deadline)))
+
+    def put_write(
+        self, fn: Callable[..., Any], kwargs: dict[str, Any], slow: bool, asker: Asker, to: Replies
+    ) -> None:
+        """:meth:`write`'s job queued at its door: its outcome (the answer, or the exception
+        to raise) goes ``to`` its replies with ``asker``, unless ``asker`` has given up."""
+        seconds = self.slow_deadline if slow else self.deadline
+        self._writes.put(_Timed(partial(_by_session, fn, kwargs), seconds), asker, to)
+
+    def put_together(self, fn: Together[Job, Any], request: Job, asker: Asker, to: Replies) -> None:
+        """:meth:`write_together`'s job queued at ``fn``'s door (as :meth:`put_write`)."""
         door = self._door(fn, partial(self._write_together, fn), turn=self.transactions.turn)
-        return cast(Answer, await _in_time(door.ask(request), self.deadline))
+        door.put(request, asker, to)
 
     async def ping(self, seconds: float) -> bool:
         """Whether the database answers a ``SELECT 1`` within ``seconds``. One ping at a time:
@@ -188,6 +248,8 @@ class Database:
             self._together = {}
         for door in doors:
             door.close()
+        if self._writer is not None:
+            self._writer.close()
         # A ping out is left to end on its own; a later one gets a new thread.
         self._pinger.shutdown(wait=False, cancel_futures=True)
         self._pinger = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pharaon-ping")
@@ -265,6 +327,15 @@ class _Timed(Generic[Over]):
     seconds: float | None
 
 
+def _crossed(value: T) -> T:
+    """``value`` as it reaches the other side of a line to the writer (pickled there and
+    back). Without a writer (an application in the tests' process) a write's arguments and its
+    answer take the same way, so that one that could not cross fails there too. Its function
+    crosses by name (the tests replace some in place); an exception is raised as it is (the
+    lines carry any)."""
+    return cast(T, pickle.loads(pickle.dumps(value, pickle.HIGHEST_PROTOCOL)))
+
+
 async def _in_time(answer: Awaitable[T], seconds: float | None) -> T:
     """``answer``, or :class:`DatabaseUnavailableError` once ``seconds`` have passed: the
     request stops waiting (what it asked for is cancelled on the database, or was never
@@ -290,11 +361,46 @@ def _by_session(fn: Callable[..., T], kwargs: dict[str, Any], session: Session) 
     return fn(session=session, **kwargs)
 
 
+class Asker(Protocol):
+    """Who waits for a job's outcome: ``done()`` once it no longer waits (it gave up, or
+    was answered), so that a job not yet begun is left out of its batch."""
+
+    def done(self) -> bool: ...
+
+
+class Replies(Protocol):
+    """Where the outcomes of a batch's jobs go, each with its :class:`Asker`: all of them at
+    once, from the door's thread."""
+
+    def send(self, answers: list[tuple[Any, Any]]) -> None: ...
+
+
 @dataclass(frozen=True, slots=True)
-class _Waiting(Generic[Job, Answer]):
-    job: Job
-    answer: asyncio.Future[Answer]
+class _Loop:
+    """The replies to askers waiting on the event loop ``loop`` (their answers, futures)."""
+
     loop: asyncio.AbstractEventLoop
+
+    def send(self, answers: list[tuple[Any, Any]]) -> None:
+        try:
+            self.loop.call_soon_threadsafe(_settle, answers)
+        except RuntimeError:  # the loop is closed: nobody waits any more
+            _log.warning("%d answers had no event loop to go to", len(answers))
+
+
+async def _asked(put: Callable[[Asker, Replies], None]) -> Any:
+    """The outcome of the job ``put(asker, replies)`` queues, awaited on this event loop."""
+    loop = asyncio.get_running_loop()
+    answer: asyncio.Future[Any] = loop.create_future()
+    put(answer, _Loop(loop))
+    return await answer
+
+
+@dataclass(frozen=True, slots=True)
+class _Waiting(Generic[Job]):
+    job: Job
+    asker: Asker
+    to: Replies
 
 
 class _Door(Generic[Job, Answer]):
@@ -318,13 +424,16 @@ class _Door(Generic[Job, Answer]):
         self._turn = turn
         self._on_batch = on_batch
         self._count = max(1, threads)
-        self._queue: queue.SimpleQueue[_Waiting[Job, Answer] | None] = queue.SimpleQueue()
+        self._queue: queue.SimpleQueue[_Waiting[Job] | None] = queue.SimpleQueue()
         self._threads: list[threading.Thread] = []
         self._lock = threading.Lock()
 
     async def ask(self, job: Job) -> Answer:
-        loop = asyncio.get_running_loop()
-        answer: asyncio.Future[Answer] = loop.create_future()
+        return cast(Answer, await _asked(partial(self.put, job)))
+
+    def put(self, job: Job, asker: Asker, to: Replies) -> None:
+        """Queue ``job``: its outcome goes ``to`` its replies, unless ``asker`` is done before
+        its batch begins."""
         with self._lock:
             if not self._threads:  # started at the first job, again after a close
                 self._threads = [
@@ -335,8 +444,7 @@ class _Door(Generic[Job, Answer]):
                 ]
                 for thread in self._threads:
                     thread.start()
-            self._queue.put(_Waiting(job, answer, loop))
-        return await answer
+            self._queue.put(_Waiting(job, asker, to))
 
     def close(self) -> None:
         """Serve what waits, then stop the threads (a later job starts them again)."""
@@ -356,7 +464,7 @@ class _Door(Generic[Job, Answer]):
             if stop:
                 return
 
-    def _take(self, first: _Waiting[Job, Answer]) -> tuple[list[_Waiting[Job, Answer]], bool]:
+    def _take(self, first: _Waiting[Job]) -> tuple[list[_Waiting[Job]], bool]:
         """The jobs waiting now (those whose asker gave up left out), and whether this thread
         was told to stop after them."""
         batch, stop = [first], False
@@ -369,9 +477,9 @@ class _Door(Generic[Job, Answer]):
                 stop = True
                 break
             batch.append(more)
-        return [w for w in batch if not w.answer.done()], stop
+        return [w for w in batch if not w.asker.done()], stop
 
-    def _answer(self, batch: list[_Waiting[Job, Answer]]) -> None:
+    def _answer(self, batch: list[_Waiting[Job]]) -> None:
         try:
             outcomes = self._serve_batch([w.job for w in batch])
         except Exception as exc:  # the batch's own failure is each job's
@@ -381,15 +489,12 @@ class _Door(Generic[Job, Answer]):
                 self._on_batch(self._name, len(batch))
             except Exception:  # a count lost, never the door's thread
                 _log.exception("the size of a batch at %s was not counted", self._name)
-        # The answers of a batch reach their event loop together, in one wake-up.
-        by_loop: dict[asyncio.AbstractEventLoop, list[tuple[Any, Any]]] = {}
+        # The answers of a batch reach each of their destinations together, in one wake-up.
+        by_destination: dict[Replies, list[tuple[Any, Any]]] = {}
         for waiting, outcome in zip(batch, outcomes, strict=True):
-            by_loop.setdefault(waiting.loop, []).append((waiting.answer, outcome))
-        for loop, answers in by_loop.items():
-            try:
-                loop.call_soon_threadsafe(_settle, answers)
-            except RuntimeError:  # the loop is closed: nobody waits any more
-                _log.warning("%d answers had no event loop to go to", len(answers))
+            by_destination.setdefault(waiting.to, []).append((waiting.asker, outcome))
+        for to, answers in by_destination.items():
+            to.send(answers)
 
 
 def _settle(answers: list[tuple[asyncio.Future[Any], Any]]) -> None:
