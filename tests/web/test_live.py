@@ -4,7 +4,10 @@ lost or doubled and the audit is clean."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import secrets
+import signal
 import threading
 import time
 from collections.abc import Iterator
@@ -21,6 +24,7 @@ from pharaon.service.audit import run_audit
 from pharaon.service.blocks import sold_units
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import Block
+from pharaon.web.writer import NAME as WRITER
 from tests.conftest import BlockLoader
 from tests.web.live import LiveServer, http, set_moderators, wait_until
 
@@ -63,9 +67,16 @@ def _sign_up(base: str, email: str) -> str:
 
 
 def _buy(
-    base: str, buyer: Buyer, key: str, *, timeout: float, deadline: float
+    base: str,
+    buyer: Buyer,
+    key: str,
+    *,
+    timeout: float,
+    deadline: float,
+    unavailable: list[int] | None = None,
 ) -> dict[str, Any] | None:
-    """POST the purchase until an answer comes, always with the same key; None if sold out."""
+    """POST the purchase until an answer comes, always with the same key; None if sold out.
+    With ``unavailable``, a 503 is counted there and the purchase asked again (same key)."""
     headers = {"Authorization": f"Bearer {buyer.token}", "Idempotency-Key": key}
     body = {"stake_cents": 100, "mode": "auto"}
     while True:
@@ -77,6 +88,10 @@ def _buy(
             buyer.retries += 1
             time.sleep(0.2)
             timeout = SLOW  # the retry waits for its answer
+            continue
+        if r.status_code == 503 and unavailable is not None and time.monotonic() < deadline:
+            unavailable.append(1)
+            time.sleep(0.1)
             continue
         if r.status_code == 503:
             return None
@@ -151,6 +166,62 @@ def test_32_concurrent_buyers_with_retries(
         states = dict(session.execute(select(Block.id, Block.state)).all())
     assert states == {first: "sold_out", second: "sold_out"}
     _check_books(engine, base, buyers)
+
+
+def _writer_of(pid: int) -> int | None:
+    """The writer process of the server ``pid``, if it has one now."""
+    tasks = Path(f"/proc/{pid}/task")
+    for child in (int(c) for t in tasks.iterdir() for c in (t / "children").read_text().split()):
+        with contextlib.suppress(FileNotFoundError):
+            if Path(f"/proc/{child}/comm").read_text().strip() == WRITER:
+                return child
+    return None
+
+
+def test_the_writer_killed_in_the_middle_of_purchases(
+    engine: Engine, load: BlockLoader, database_url: str, tmp_path: Path
+) -> None:
+    """SIGKILL to the server's writer while two workers' buyers buy: the purchases waiting on
+    it are answered 503 (none hangs), the server starts another writer, the buyers' retries
+    with their keys are sold once, and the books hold."""
+    load(100, size=400, number=1)
+    live = LiveServer(database_url, tmp_path / "writer.log", workers=2)
+    live.start()
+    try:
+        assert live.process is not None
+        base, first = live.url, _writer_of(live.process.pid)
+        assert first is not None
+        buyers = [Buyer(f"writer{i}@example.org") for i in range(8)]
+        for buyer in buyers:
+            buyer.token = _sign_up(base, buyer.email)
+        unavailable: list[int] = []
+
+        def run(buyer: Buyer) -> None:
+            for n in range(25):
+                key = f"{buyer.email}-{n}"
+                until = time.monotonic() + 3 * SLOW
+                answer = _buy(
+                    base, buyer, key, timeout=SLOW, deadline=until, unavailable=unavailable
+                )
+                assert answer is not None
+                buyer.answers[key] = answer
+
+        with ThreadPoolExecutor(len(buyers)) as pool:
+            futures = [pool.submit(run, b) for b in buyers]
+            wait_until(lambda: sum(len(b.answers) for b in buyers) >= 40, "40 sold", SLOW)
+            os.kill(first, signal.SIGKILL)
+            wait_until(
+                lambda: _writer_of(live.process.pid) not in (None, first),  # type: ignore[union-attr]
+                "another writer",
+                SLOW,
+            )
+            for f in futures:
+                f.result()
+        assert sum(len(b.answers) for b in buyers) == 200
+        assert "the writer (pid" in live.log.read_text()  # its death logged, once
+        _check_books(engine, base, buyers)
+    finally:
+        live.stop()
 
 
 def test_sigkill_in_the_middle_of_purchases(
