@@ -168,6 +168,8 @@ def test_a_writer_that_does_not_answer_is_a_503_at_the_deadline(
         try:
             assert await db.write(players) == 0  # the line is up
             os.kill(pid, signal.SIGSTOP)
+            # The signal is sent, not yet taken: until every thread of the writer is stopped.
+            await asyncio.to_thread(wait_until, lambda: _stopped(pid), "the writer stopped", 30)
             began = time.monotonic()
             try:
                 with pytest.raises(DatabaseUnavailableError, match="within 1 s"):
@@ -183,6 +185,13 @@ def test_a_writer_that_does_not_answer_is_a_503_at_the_deadline(
     took = asyncio.run(main())
     assert 1.0 <= took < 3.0
     assert writer.pid == pid  # stopped is not dead: no other writer
+
+
+def _stopped(pid: int) -> bool:
+    """Whether every thread of process ``pid`` is stopped (state T)."""
+    tasks = Path(f"/proc/{pid}/task")
+    states = [(t / "stat").read_text().rsplit(")", 1)[1].split()[0] for t in tasks.iterdir()]
+    return all(state == "T" for state in states)
 
 
 def test_a_writer_not_there_is_a_503(engine: Engine, tmp_path: Path) -> None:
