@@ -52,7 +52,8 @@ function countUp(node, cents) {
     };
     const frame = (now) => {
       if (over) return;
-      const progress = Math.min(1, (now - start) / COUNT_MS);
+      // A frame's time is when the frame began, which may be before `start` was read.
+      const progress = Math.min(1, Math.max(0, (now - start) / COUNT_MS));
       if (progress >= 1) {
         end();
         return;
