@@ -467,16 +467,7 @@ class _Door(Generic[Job, Answer]):
     def _take(self, first: _Waiting[Job]) -> tuple[list[_Waiting[Job]], bool]:
         """The jobs waiting now (those whose asker gave up left out), and whether this thread
         was told to stop after them."""
-        batch, stop = [first], False
-        while len(batch) < MAX_BATCH:
-            try:
-                more = self._queue.get_nowait()
-            except queue.Empty:
-                break
-            if more is None:
-                stop = True
-                break
-            batch.append(more)
+        batch, stop = drained(self._queue, first, MAX_BATCH)
         return [w for w in batch if not w.asker.done()], stop
 
     def _answer(self, batch: list[_Waiting[Job]]) -> None:
@@ -495,6 +486,26 @@ class _Door(Generic[Job, Answer]):
             by_destination.setdefault(waiting.to, []).append((waiting.asker, outcome))
         for to, answers in by_destination.items():
             to.send(answers)
+
+
+Item = TypeVar("Item")
+
+
+def drained(
+    waiting: queue.SimpleQueue[Item | None], first: Item, most: int
+) -> tuple[list[Item], bool]:
+    """``first`` and what else waits in ``waiting`` now, ``most`` in all at most, and whether
+    the ``None`` that tells its reader to stop was met among them."""
+    taken = [first]
+    while len(taken) < most:
+        try:
+            more = waiting.get_nowait()
+        except queue.Empty:
+            break
+        if more is None:
+            return taken, True
+        taken.append(more)
+    return taken, False
 
 
 def _settle(answers: list[tuple[asyncio.Future[Any], Any]]) -> None:

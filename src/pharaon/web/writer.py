@@ -49,7 +49,7 @@ from typing import Any
 
 from pharaon.service.errors import ServiceError
 from pharaon.store.faults import DatabaseRefusedValueError, DatabaseUnavailableError
-from pharaon.web.database import Write, WriteTogether
+from pharaon.web.database import Write, WriteTogether, drained
 from pharaon.web.serve import READY
 
 PR_SET_NAME = 15  # linux/prctl.h
@@ -143,16 +143,7 @@ class WriterLine:
     def _send(self, link: _Link) -> None:
         """The sender's thread: what is queued goes in one message, until the line closes."""
         while (first := link.outbox.get()) is not None:
-            jobs = [first]
-            while len(jobs) < MAX_SENT:
-                try:
-                    more = link.outbox.get_nowait()
-                except queue.Empty:
-                    break
-                if more is None:
-                    link.outbox.put(None)
-                    break
-                jobs.append(more)
+            jobs, stop = drained(link.outbox, first, MAX_SENT)
             try:
                 link.connection.send(jobs)
             except OSError:  # the writer is gone: the receiver answers what waits
@@ -160,6 +151,8 @@ class WriterLine:
             except Exception:  # a job that cannot be sent (a bug): each one alone
                 for job in jobs:
                     self._send_alone(link, job)
+            if stop:
+                break
         link.connection.close()
 
     def _send_alone(self, link: _Link, job: tuple[int, Write | WriteTogether]) -> None:
