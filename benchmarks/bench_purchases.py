@@ -25,8 +25,9 @@ side (``--runs 1``: one run, every sale of a price waits on the one before). ``-
 ``--runs`` given), two databases served side by side, their windows alternated.
 
 With ``--page MODE`` the buyers play as the web page does: each purchase (in that mode) is
-followed, in ``jouer``, by the four requests that uncover its grids, then by ``GET /api/v1/me``
-for the balance, and counts once that is answered.
+followed, in ``jouer``, by the three grid reads and the one reveal that ends the play (as
+game.js asks them), then by ``GET /api/v1/me`` for the balance, and counts once that is
+answered.
 """
 
 from __future__ import annotations

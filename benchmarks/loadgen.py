@@ -5,8 +5,9 @@ cost little CPU per request, as pgbench does: one asyncio stream per buyer on uv
 bytes encoded once (only the Idempotency-Key changes: a prefix drawn per process, then a count,
 so a later run with the same players buys anew rather than replaying), and of the response only
 the status line, the framing headers and the body. With ``--page MODE``, each buyer plays as
-the page does: the purchase in that mode; in ``jouer`` the four grids uncovered one request
-each; then ``GET /api/v1/me`` for the balance. A purchase then counts (and its latency runs)
+the page does: the purchase in that mode; in ``jouer`` grids 1 to 3 read one request each
+(``GET /api/v1/plays/{id}/grids/{grid}``) and the play ended by one reveal of every grid; then
+``GET /api/v1/me`` for the balance. A purchase then counts (and its latency runs)
 until that answer.
 Run by ``bench_purchases.py`` in its own process:
 
@@ -187,19 +188,24 @@ class _Buyer:
         return status, body, time.perf_counter() - start
 
     async def _after(self, bought: bytes, tally: _Tally) -> tuple[int, bytes]:
-        """What the page asks once the purchase ``bought`` is answered: in ``jouer`` each grid,
-        then the balance; (status, body) of the first that fails, or of the last."""
+        """What the page asks once the purchase ``bought`` is answered: in ``jouer`` grids 1 to
+        3 read and the play ended in one reveal, then the balance; (status, body) of the first
+        that fails, or of the last."""
         if self._page == "jouer":
-            path = f"{PATH}/{json.loads(bought)['play_id']}/reveal"
-            for grid in range(1, GRIDS + 1):
-                body = b'{"grid":%d}' % grid
-                reveal = (
-                    f"POST {path} HTTP/1.1\r\n{self._auth}Content-Type: application/json\r\n"
-                    f"Content-Length: {len(body)}\r\n\r\n"
-                ).encode("ascii") + body
-                status, answer = await self._exchange(reveal, tally)
+            play = f"{PATH}/{json.loads(bought)['play_id']}"
+            for grid in range(1, GRIDS):
+                read = f"GET {play}/grids/{grid} HTTP/1.1\r\n{self._auth}\r\n".encode("ascii")
+                status, answer = await self._exchange(read, tally)
                 if status != 200:
                     return status, answer
+            body = b'{"grids":[1,2,3,4]}'
+            ending = (
+                f"POST {play}/reveal HTTP/1.1\r\n{self._auth}Content-Type: application/json\r\n"
+                f"Content-Length: {len(body)}\r\n\r\n"
+            ).encode("ascii") + body
+            status, answer = await self._exchange(ending, tally)
+            if status != 200:
+                return status, answer
         return await self._exchange(self._me, tally)
 
     async def _exchange(self, request: bytes, tally: _Tally) -> tuple[int, bytes]:

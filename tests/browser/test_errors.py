@@ -14,6 +14,7 @@ from tests.browser.conftest import Server
 from tests.browser.helpers import (
     PASSWORD,
     api,
+    check_finished,
     choose_stake,
     deposit,
     new_email,
@@ -125,12 +126,12 @@ def test_network_failure(page: Page) -> None:
     expect(page.locator("#play-holder button.cover")).to_have_count(4)
 
     # Uncovering a grid while the network is down, then again once it is back.
-    reveal = f"**/api/v1/plays/{play['play_id']}/reveal"
-    page.route(reveal, lambda route: route.abort("internetdisconnected"))
+    grid_read = f"**/api/v1/plays/{play['play_id']}/grids/1"
+    page.route(grid_read, lambda route: route.abort("internetdisconnected"))
     page.get_by_role("button", name="Grille 1", exact=True).click()
     expect(page.locator("#message")).to_contain_text("Le serveur ne répond pas")
     expect(page.get_by_role("button", name="Grille 1", exact=True)).to_be_visible()
-    page.unroute(reveal)
+    page.unroute(grid_read)
     uncover(page, 1)
     expect(page.locator("#message")).to_be_hidden()
 
@@ -139,6 +140,29 @@ def test_network_failure(page: Page) -> None:
     page.get_by_role("button", name="Grille 2", exact=True).click()
     expect(page.locator("#message")).to_contain_text("session a expiré")
     expect(page.locator("#view-auth")).to_be_visible()
+
+
+def test_the_last_grid_waits_for_the_network(page: Page) -> None:
+    """The last grid ends the play (one write that moves the lot): while the network is down,
+    it stays covered, the lot unpaid, and « Réessayer » ends it once it is back."""
+    sign_up(page)
+    deposit(page, "5")
+    tab(page, "Jeu")
+    play = press_buy(page, "Jouer")
+    for grid in (1, 2, 3):
+        uncover(page, grid)
+    ending = f"**/api/v1/plays/{play['play_id']}/reveal"
+    page.route(ending, lambda route: route.abort("internetdisconnected"))
+    page.get_by_role("button", name="Grille 4", exact=True).click()
+    expect(page.locator("#message")).to_contain_text("Le serveur ne répond pas")
+    expect(page.get_by_role("button", name="Grille 4", exact=True)).to_be_visible()
+    assert api(page, f"/plays/{play['play_id']}")["finished"] is False
+    page.unroute(ending)
+    page.get_by_role("button", name="Réessayer").click()
+    expect(page.locator("#play-holder .lot")).to_be_visible()
+    done = api(page, f"/plays/{play['play_id']}")
+    check_finished(page, done)
+    expect(page.locator("#balance")).to_have_text(format_cents(500 - 100 + done["prize_cents"]))
 
 
 def _csrf(page: Page) -> dict[str, str]:

@@ -126,20 +126,24 @@ def test_reload_mid_game_resumes_where_it_stopped(
     expect(page.get_by_role("button", name="Grille 2", exact=True)).to_be_visible()
     expect(page.get_by_role("button", name="Grille 4", exact=True)).to_be_visible()
     expect(page.locator("#play-holder button.cover")).to_have_count(2)
-    play = api(page, f"/plays/{bought['play_id']}")
-    assert board_codes(page) == play["grids"]
-    assert play["grids"][0] is not None
-    assert play["grids"][2] is not None
+    pid = bought["play_id"]
+    grids = [api(page, f"/plays/{pid}/grids/{g}")["codes"] for g in (1, 2, 3, 4)]
+    assert board_codes(page) == [grids[0], None, grids[2], None]
     expect(page.locator("#balance")).to_have_text(format_cents(500 - 200))  # the stake paid
+    # Grids shown by reads: the server keeps the play as the purchase left it.
+    assert api(page, f"/plays/{pid}")["grids"] == [None] * 4
 
-    # Another browser, logged in afresh: the newest unfinished play comes back too.
+    # Another browser, logged in afresh: the newest unfinished play comes back too, its grids
+    # covered (this browser showed none of them); uncovered there, they are the same.
     other = browser.new_context(viewport={"width": 390, "height": 844}, base_url=server.url)
     try:
         second = other.new_page()
         second.goto("/")
         log_in(second, email)
-        expect(second.locator("#play-holder button.cover")).to_have_count(2)
-        assert board_codes(second) == play["grids"]
+        expect(second.locator("#play-holder button.cover")).to_have_count(4)
+        without_motion(second)
+        uncover(second, 3)
+        assert board_codes(second) == [None, None, grids[2], None]
     finally:
         other.close()
 

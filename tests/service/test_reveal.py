@@ -69,3 +69,42 @@ def test_reveals_asked_together_are_one_transaction_each_with_its_outcome(
         )
     assert isinstance(bob_now, plays.PlayView)
     assert [g is not None for g in bob_now.grids] == [False, False, False, True]
+
+
+def test_a_grid_read_writes_nothing_and_several_grids_end_a_play_in_one_reveal(
+    engine: Engine, factory: sessionmaker[Session]
+) -> None:
+    ana, play = _jouer_play(factory, "ana")
+    bob, _ = _jouer_play(factory, "bob")
+    commits: list[object] = []
+    event.listen(engine, "commit", commits.append)
+    with engine.connect() as connection:
+        codes = [
+            plays.grid_codes(connection=connection, player_id=ana, play_id=play, grid=g)
+            for g in (1, 2, 3, 4)
+        ]
+        with pytest.raises(NotFoundError):
+            plays.grid_codes(connection=connection, player_id=bob, play_id=play, grid=1)
+        for wrong in (0, 5):
+            with pytest.raises(InvalidError):
+                plays.grid_codes(connection=connection, player_id=ana, play_id=play, grid=wrong)
+        unchanged = plays.view_play(connection=connection, player_id=ana, play_id=play)
+    assert commits == []
+    assert unchanged.grids == (None,) * 4
+    assert all(len(c) == 16 for c in codes)
+    with factory() as session, session.begin():
+        partial, ended, wrong_grid = plays.reveal(
+            session=session,
+            now=utcnow(),
+            requests=[
+                plays.Reveal(bob, play, 1, (2, 3, 4)),  # not his
+                plays.Reveal(ana, play, 4, (1, 2, 3)),
+                plays.Reveal(ana, play, 1, (6,)),
+            ],
+        )
+    assert isinstance(partial, NotFoundError)
+    assert isinstance(ended, plays.PlayView)
+    assert ended.finished
+    assert ended.grids == tuple(codes)
+    assert ended.ticket == "-".join(codes)
+    assert isinstance(wrong_grid, InvalidError)

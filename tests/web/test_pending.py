@@ -122,3 +122,48 @@ def test_the_audit_counts_the_pending_lots(
         f"pending lots equal unfinished plays' lots: pending account {lot}, "
         "lots of jouer plays not fully uncovered 0"
     ]
+
+
+def test_the_pages_play_shows_three_grids_by_reads_and_ends_in_one_write(
+    engine: Engine, load: BlockLoader, player: Player, other: Player
+) -> None:
+    """The page's « Jouer »: grids 1 to 3 read (nothing written, nothing told early), then one
+    reveal of every grid that ends the play and moves its lot."""
+    block_id = load(100)
+    serial, lot = _winning_serial(engine, block_id, at_least=100)
+    other.deposit(100 * serial)
+    for _ in range(serial - 1):
+        assert other.play(100, "auto").status_code == 201
+    player.deposit(100)
+    pid = player.play(100, "jouer").json()["play_id"]
+    before = {"me": player.get("/me").json(), "play": player.get(f"/plays/{pid}").json()}
+    with make_sessionmaker(engine)() as session:
+        cells = session.execute(
+            select(UnitRow.cells).where(UnitRow.block_id == block_id, UnitRow.serial == serial)
+        ).scalar_one()
+    codes = {}
+    for grid in (3, 1, 2):
+        r = player.get(f"/plays/{pid}/grids/{grid}")
+        assert r.status_code == 200, r.text
+        assert r.json()["play_id"] == pid
+        assert r.json()["grid"] == grid
+        codes[grid] = r.json()["codes"]
+        # A read: the play, the balance and the pending lot as the purchase left them.
+        assert player.get(f"/plays/{pid}").json() == before["play"]
+        assert player.get("/me").json() == before["me"]
+        assert _pending(engine) == lot
+    assert other.get(f"/plays/{pid}/grids/1").status_code == 404  # another's play
+    r = player.post(f"/plays/{pid}/reveal", {"grids": [1, 2, 3, 4]})
+    assert r.status_code == 200, r.text
+    done = r.json()
+    assert done["finished"] is True
+    assert done["prize_cents"] == lot
+    assert done["grids"][:3] == [codes[1], codes[2], codes[3]]
+    assert "-".join(done["grids"]) == done["ticket"]
+    # The grid read is the unit's own: the ticket's codes of the sold unit's cells.
+    assert len(cells) == 64
+    assert player.get("/me").json()["balance_cents"] == lot
+    assert _pending(engine) == 0
+    # Read again once finished: the same codes.
+    assert player.get(f"/plays/{pid}/grids/2").json()["codes"] == codes[2]
+    _audit_ok(engine)

@@ -129,16 +129,23 @@ def build_view(
 _ONE_PLAY = _query().where(
     PlayRow.id == bindparam("play"), PlayRow.player_id == bindparam("player")
 )
-# Changes the row only if the grid was covered, so a play is finished by one reveal only.
+# Changes the row only if one of the grids was covered, so a play is finished by one reveal
+# only.
 _UNCOVER = (
     update(PlayRow)
     .where(
         PlayRow.id == bindparam("play"),
         PlayRow.player_id == bindparam("player"),
-        PlayRow.revealed.op("&")(bindparam("grid_bit")) == 0,
+        PlayRow.revealed.op("&")(bindparam("grid_bits")) != bindparam("grid_bits"),
     )
-    .values(revealed=PlayRow.revealed.op("|")(bindparam("grid_bit")))
+    .values(revealed=PlayRow.revealed.op("|")(bindparam("grid_bits")))
     .returning(PlayRow.revealed, PlayRow.prize_cents)
+)
+# One grid of a play: the unit's cells, for the player's play only.
+_ONE_GRID = (
+    select(UnitRow.cells)
+    .join(PlayRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial))
+    .where(PlayRow.id == bindparam("play"), PlayRow.player_id == bindparam("player"))
 )
 _ACCOUNTS = select(Account.player_id, Account.id).where(
     Account.player_id.in_(bindparam("players", expanding=True))
@@ -147,11 +154,32 @@ _ACCOUNTS = select(Account.player_id, Account.id).where(
 
 @dataclass(frozen=True, slots=True)
 class Reveal:
-    """A player's request to uncover grid ``grid`` (1..4) of play ``play_id``."""
+    """A player's request to uncover grid ``grid`` (1..4) of play ``play_id``, and with it the
+    grids ``also`` (the page's last grid: every grid it showed, so the play ends in one
+    write)."""
 
     player_id: int
     play_id: int
     grid: int
+    also: tuple[int, ...] = ()
+
+    @property
+    def grids(self) -> tuple[int, ...]:
+        return (self.grid, *self.also)
+
+
+def grid_codes(*, connection: Connection, player_id: int, play_id: int, grid: int) -> str:
+    """The 16 codes of grid ``grid`` (1..4) of the player's play ``play_id``, row by row, in
+    one statement that writes nothing: showing a grid changes nothing the purchase did not fix
+    (the play's lot moves when it ends, :func:`reveal`), so the page shows grids 1 to 3 with
+    reads and ends the play with one write. :class:`InvalidError` for a grid outside 1..4,
+    :class:`NotFoundError` for a play that is not the player's."""
+    if not 1 <= grid <= GRIDS:
+        raise InvalidError(f"grid must be 1..{GRIDS}, got {grid}")
+    cells = connection.execute(_ONE_GRID, {"play": play_id, "player": player_id}).scalar()
+    if cells is None:
+        raise NotFoundError(f"no play {play_id} of yours")
+    return Unit(tuple(cells)).grid_codes(grid - 1)
 
 
 def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayView:
@@ -166,7 +194,7 @@ def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayVi
 def reveal(
     *, session: Session, requests: Sequence[Reveal], now: datetime
 ) -> list[PlayView | ServiceError]:
-    """Uncover the grid of each of ``requests`` in the caller's transaction (the caller's one
+    """Uncover the grids of each of ``requests`` in the caller's transaction (the caller's one
     commit serves the batch); for each, its play as far as uncovered, or what refused it:
     :class:`InvalidError` for a grid outside 1..4, :class:`NotFoundError` for a play that is not
     the player's. Uncovering a grid again changes nothing. The plays are locked in id order, as
@@ -181,10 +209,12 @@ def reveal(
     finished: list[tuple[int, int, int]] = []  # (player id, play id, lot), lot > 0
     for index in sorted(range(len(requests)), key=lambda i: requests[i].play_id):
         r = requests[index]
-        if not 1 <= r.grid <= GRIDS:
-            outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}")
+        wrong = [g for g in r.grids if not 1 <= g <= GRIDS]
+        if wrong:
+            outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {wrong[0]}")
             continue
-        params = {"play": r.play_id, "player": r.player_id, "grid_bit": 1 << (r.grid - 1)}
+        bits = sum({1 << (g - 1) for g in r.grids})
+        params = {"play": r.play_id, "player": r.player_id, "grid_bits": bits}
         changed = connection.execute(_UNCOVER, params).first()
         if changed is not None and changed.revealed == ALL_GRIDS and changed.prize_cents:
             finished.append((r.player_id, r.play_id, int(changed.prize_cents)))

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from datetime import date, datetime
-from typing import Any, Literal, Self
+from typing import Annotated, Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr, model_validator
 
 from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
@@ -196,8 +196,33 @@ class PlayIn(In):
     mode: Mode = Field(strict=False)  # strict would take only the enum, not its JSON string
 
 
+Grid = Annotated[StrictInt, Field(ge=1, le=4)]
+
+
 class RevealIn(In):
-    grid: StrictInt = Field(ge=1, le=4)
+    """``grid``: one grid to uncover; or ``grids``: several at once (the page ends a play with
+    every grid it showed)."""
+
+    grid: Grid | None = None
+    grids: list[Grid] | None = Field(None, min_length=1, max_length=4)
+
+    @model_validator(mode="after")
+    def _one_of(self) -> Self:
+        if (self.grid is None) == (self.grids is None):
+            raise ValueError("give either grid or grids")
+        return self
+
+    def uncovered(self) -> tuple[int, ...]:
+        """The grids asked for, the first one first."""
+        return (self.grid,) if self.grid is not None else tuple(self.grids or ())
+
+
+class GridOut(BaseModel):
+    """One grid of a play: its 16 codes, row by row."""
+
+    play_id: int
+    grid: int
+    codes: str
 
 
 class CombinationOut(BaseModel):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from typing import Annotated
 
-from fastapi import APIRouter, Query, Request, status
+from fastapi import APIRouter, Path, Query, Request, status
 
 from pharaon.service import blocks, plays, proofs, receipts, sales
 from pharaon.service.errors import NotFoundError, ServiceError
@@ -21,6 +21,7 @@ from pharaon.web.deps import (
 )
 from pharaon.web.observe import Metrics
 from pharaon.web.schemas import (
+    GridOut,
     PlayIn,
     PlayOut,
     PlayPage,
@@ -95,11 +96,27 @@ async def receipt_key(request: Request) -> ReceiptKeyOut:
 async def reveal(
     play_id: RowId, body: RevealIn, current: CurrentPlayer, db: DatabaseDep
 ) -> PlayOut:
-    """Uncover grid ``grid`` (1..4); the fourth shows the bonus grid and the lot."""
+    """Uncover grid ``grid`` (1..4), or the grids ``grids``; the last grid shows the bonus
+    grid and the lot, which moves then."""
+    first, *also = body.uncovered()
     uncovered = await db.write_together(
-        plays.reveal, plays.Reveal(current.player_id, play_id, body.grid)
+        plays.reveal, plays.Reveal(current.player_id, play_id, first, tuple(also))
     )
     return PlayOut.of(uncovered)
+
+
+@router.get("/plays/{play_id}/grids/{grid}")
+async def get_grid(
+    play_id: RowId,
+    grid: Annotated[int, Path(ge=1, le=4)],
+    current: CurrentPlayer,
+    db: DatabaseDep,
+) -> GridOut:
+    """Grid ``grid`` (1..4) of one of the player's plays, without uncovering it: a read that
+    writes nothing. The page shows grids 1 to 3 of a « Jouer » play so and ends the play with
+    one ``reveal`` of every grid (the lot moves then)."""
+    codes = await db.read(plays.grid_codes, player_id=current.player_id, play_id=play_id, grid=grid)
+    return GridOut(play_id=play_id, grid=grid, codes=codes)
 
 
 @router.get("/plays/{play_id}")

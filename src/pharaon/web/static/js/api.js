@@ -113,7 +113,10 @@ export const api = {
   withdrawals: () => request("GET", "/withdrawals"),
   buy: (stakeCents, mode, key) =>
     request("POST", "/plays", { body: { stake_cents: stakeCents, mode }, idempotencyKey: key }),
-  reveal: (playId, grid) => request("POST", `/plays/${playId}/reveal`, { body: { grid } }),
+  // A grid shown without a write; the play ends with one write that uncovers every grid.
+  grid: (playId, grid) => request("GET", `/plays/${playId}/grids/${grid}`),
+  finish: (playId) =>
+    request("POST", `/plays/${playId}/reveal`, { body: { grids: [1, 2, 3, 4] } }),
   play: (playId) => request("GET", `/plays/${playId}`),
   plays: (limit, before) =>
     request("GET", `/plays?limit=${limit}${before ? `&before=${before}` : ""}`),

@@ -9,6 +9,10 @@ import { busy, clearMessage, el, emit, on, say, sayError, state } from "./ui.js"
 
 const STAKE_KEY = "pharaon.stake";
 const PLAY_KEY = "pharaon.play"; // the play on the board, so a reload brings it back
+// The grids this browser showed of an unfinished play (`pharaon.shown.<play id>`: a JSON list):
+// grids 1 to 3 are shown by reads, which the server does not keep, so a reload or a closed tab
+// resumes the play where it stopped from here.
+const SHOWN_KEY = "pharaon.shown.";
 
 let view = null;
 let queue = Promise.resolve();
@@ -30,6 +34,7 @@ export function initGame() {
   on("logged-out", () => {
     state.play = null;
     sessionStorage.removeItem(PLAY_KEY);
+    forgetShown();
   });
 }
 
@@ -116,14 +121,23 @@ function reveal(grid, origin) {
 async function revealNow(grid, origin) {
   const play = state.play;
   if (!play || play.grids[grid - 1]) return;
+  // The last covered grid ends the play: one write uncovers every grid and moves the lot.
+  // Before it, a grid is only shown: a read, which the server need not keep.
+  const last = play.grids.filter((codes) => codes === null).length === 1;
   let next;
   try {
-    next = await api.reveal(play.play_id, grid);
+    if (last) {
+      next = await api.finish(play.play_id);
+    } else {
+      next = withGrid(play, grid, (await api.grid(play.play_id, grid)).codes);
+    }
   } catch (error) {
     sayError(error, { retry: () => reveal(grid, {}) });
     return;
   }
   if (state.play?.play_id !== play.play_id) return; // the board moved on meanwhile
+  if (next.finished) forgetShown(play.play_id);
+  else remember(next);
   clearMessage();
   state.play = next;
   const done = view.update(next, { origin });
@@ -134,6 +148,43 @@ async function revealNow(grid, origin) {
     view.nextCover(grid)?.focus();
   }
   emit("play", next);
+}
+
+/** `play` with grid `grid`'s `codes` shown. */
+function withGrid(play, grid, codes) {
+  return { ...play, grids: play.grids.map((shown, i) => (i === grid - 1 ? codes : shown)) };
+}
+
+/** Keep which grids of the unfinished `play` this browser showed. */
+function remember(play) {
+  const shown = play.grids.flatMap((codes, i) => (codes === null ? [] : [i + 1]));
+  localStorage.setItem(SHOWN_KEY + play.play_id, JSON.stringify(shown));
+}
+
+/** Forget the grids shown of play `playId`, or of every play (a log-out). */
+function forgetShown(playId = null) {
+  const keys =
+    playId === null
+      ? Object.keys(localStorage).filter((key) => key.startsWith(SHOWN_KEY))
+      : [SHOWN_KEY + playId];
+  for (const key of keys) localStorage.removeItem(key);
+}
+
+/** The unfinished `play` with the grids this browser showed of it before (read again). */
+async function withShown(play) {
+  if (!play || play.finished) return play;
+  let shown = [];
+  try {
+    shown = JSON.parse(localStorage.getItem(SHOWN_KEY + play.play_id) ?? "[]");
+  } catch {
+    // Not ours: shown as the server has it.
+  }
+  for (const grid of Array.isArray(shown) ? shown : []) {
+    if (Number.isInteger(grid) && grid >= 1 && grid <= 4 && play.grids[grid - 1] === null) {
+      play = withGrid(play, grid, (await api.grid(play.play_id, grid)).codes);
+    }
+  }
+  return play;
 }
 
 /** All four uncovered: the balance catches up with the lot. */
@@ -176,7 +227,8 @@ export function renderGame() {
 }
 
 /** Put `play` (unfinished, from the history) back on the board. */
-export function resumePlay(play) {
+export async function resumePlay(play) {
+  play = await withShown(play);
   state.play = play;
   state.depositsDuringPlay = 0;
   sessionStorage.setItem(PLAY_KEY, String(play.play_id));
@@ -207,6 +259,7 @@ export async function restore() {
     const newest = (await api.plays(10)).plays.find((p) => !p.finished);
     if (newest) play = newest;
   }
+  play = await withShown(play);
   state.play = play;
   renderGame();
   if (play && !play.finished) say("resumed");

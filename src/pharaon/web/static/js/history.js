@@ -43,7 +43,7 @@ export function initHistory(showView) {
   });
   resume = (play) => {
     showView("game");
-    resumePlay(play);
+    resumePlay(play).catch((error) => sayError(error));
   };
 }
 
