@@ -118,9 +118,18 @@ def postgres_ticks() -> int | None:
         assert row is not None
         postmaster = int((Path(str(row[0])) / "postmaster.pid").read_text().split()[0])
         live = Path(f"/proc/{postmaster}/task/{postmaster}/children").read_text().split()
-        return _ticks(postmaster, reaped=True) + sum(_ticks(int(pid), False) for pid in live)
+        return _ticks(postmaster, reaped=True) + sum(_live_ticks(int(pid)) for pid in live)
     except (psycopg.Error, OSError, ValueError, AssertionError):
         return None
+
+
+def _live_ticks(pid: int) -> int:
+    """A live child's CPU, or 0 for one that ended since it was listed (its CPU is then in
+    its parent's reaped ticks, or soon will be)."""
+    try:
+        return _ticks(pid, reaped=False)
+    except (FileNotFoundError, ProcessLookupError):
+        return 0
 
 
 def label(comm: str, argv: list[str]) -> str:

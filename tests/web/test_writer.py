@@ -50,9 +50,11 @@ def broken(*, session: Session) -> None:
 
 def together(*, session: Session, requests: Sequence[str], now: datetime) -> list[int]:
     """Each request's answer: how many were served in its batch. A request naming a file
-    holds the batch until that file is there (the door stays busy meanwhile)."""
+    holds the batch until that file is there (the door stays busy meanwhile), and says it
+    holds it by a file of that name and ``.held``."""
     for request in requests:
         if request.startswith("/"):
+            Path(f"{request}.held").touch()
             until = time.monotonic() + 30
             while not Path(request).exists() and time.monotonic() < until:
                 time.sleep(0.01)
@@ -111,11 +113,14 @@ def test_the_requests_of_all_lines_are_batched_together(
         first, second = _line(writer), _line(writer)
         try:
             held = asyncio.ensure_future(first.ask(WriteTogether(together, str(release))))
-            await asyncio.sleep(0.5)  # the door is busy with it
+            await _until(lambda: Path(f"{release}.held").exists())  # the door is busy
             mine = [first.ask(WriteTogether(together, "a")) for _ in range(5)]
             theirs = [second.ask(WriteTogether(together, "b")) for _ in range(7)]
             asked = asyncio.gather(*mine, *theirs)
-            await asyncio.sleep(0.5)  # all of them at the writer's door
+            # Sent on both lines; then a while for the writer's line threads to queue them at
+            # the door (a thread's wake, under the suite's load too).
+            await _until(lambda: _sent(first, 1 + 5) and _sent(second, 7))
+            await asyncio.sleep(1.0)
             release.touch()
             assert await held == 1
             sizes = await asked
@@ -127,6 +132,19 @@ def test_the_requests_of_all_lines_are_batched_together(
     mine, theirs = asyncio.run(main())
     assert mine == [12] * 5
     assert theirs == [12] * 7
+
+
+async def _until(done: Any, seconds: float = 30) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, "waited 30 s"
+        await asyncio.sleep(0.01)
+
+
+def _sent(line: WriterLine, asked: int) -> bool:
+    """Whether the ``asked`` jobs asked on ``line`` wait, none left to send to the writer."""
+    link = line._link
+    return link is not None and len(link.waiting) == asked and link.outbox.empty()
 
 
 def test_the_writer_s_death_is_a_503_and_another_takes_its_place(

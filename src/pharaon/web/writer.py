@@ -38,6 +38,7 @@ import math
 import os
 import queue
 import signal
+import socket
 import threading
 import time
 import traceback
@@ -102,7 +103,7 @@ class WriterLine:
     def close(self) -> None:
         link, self._link = self._link, None
         if link is not None:
-            link.outbox.put(None)  # the sender closes the connection once what waits is sent
+            link.outbox.put(None)  # the line ends once what waits is sent
 
     async def _linked(self) -> _Link:
         link = self._link
@@ -153,7 +154,11 @@ class WriterLine:
                     self._send_alone(link, job)
             if stop:
                 break
-        link.connection.close()
+        # Done sending: the writer reads the end of the line, answers what it has and closes
+        # its side; the receiver then reads the end and closes the connection. Closing it here
+        # would pull the socket from under the receiver's read.
+        with suppress(OSError), socket.socket(fileno=os.dup(link.connection.fileno())) as sock:
+            sock.shutdown(socket.SHUT_WR)
 
     def _send_alone(self, link: _Link, job: tuple[int, Write | WriteTogether]) -> None:
         try:
@@ -175,6 +180,7 @@ class WriterLine:
                 _log.exception("an answer from the server's writer could not be read")
                 break
             _notify(link, _settle, answers)
+        link.connection.close()
         _notify(link, _broken)
 
 
@@ -227,10 +233,19 @@ class _Replies:
     def __init__(self, connection: Connection) -> None:
         self._connection = connection
         self._lock = threading.Lock()
+        self._closed = False
+
+    def close(self) -> None:
+        """Close the line once no door thread sends on it (the worker closed its side)."""
+        with self._lock:
+            self._closed = True
+            self._connection.close()
 
     def send(self, answers: list[tuple[Any, Any]]) -> None:
         message = [(asked.id, _portable(outcome)) for asked, outcome in answers]
         with self._lock:
+            if self._closed:  # the worker closed its line: nobody waits for these
+                return
             try:
                 self._connection.send(message)
             except OSError:  # the worker is gone: nobody waits for these
@@ -355,4 +370,4 @@ def _serve_line(connection: Connection, db: Any) -> None:
             else:
                 until = math.inf if db.deadline is None else now + db.deadline
                 db.put_together(job.fn, job.request, _Asked(asked, until), replies)
-    connection.close()
+    replies.close()
