@@ -5,6 +5,7 @@ approved."""
 
 from __future__ import annotations
 
+import pytest
 from fastapi.testclient import TestClient
 from sqlalchemy import Engine, func, select, update
 
@@ -80,7 +81,18 @@ def test_an_auditor_approves_a_block_and_it_goes_on_sale(
     assert figures["units_sha256_matched"]
     assert figures["merkle_root_matched"]
     assert all(lot["found"] == lot["table"] for lot in figures["lots"])
-    assert {"measures", "order"} <= set(figures["fairness"])
+    # Every field docs/api.md lists, and all that the verification computed.
+    fairness = figures["fairness"]
+    listed_in_docs = {"ok", "alike", "gap_limit_pp", "order_level", "order_test_level"}
+    assert set(fairness) == listed_in_docs | {"measures", "order"}
+    assert fairness["order_test_level"] == pytest.approx(
+        fairness["order_level"] / len(fairness["order"])
+    )
+    assert fairness["alike"] == all(m["alike"] for m in fairness["measures"])
+    assert {"name", "label", "losing_pct", "winning_pct", "gap_pp", "alike"} == set(
+        fairness["measures"][0]
+    )
+    assert {"name", "label", "p_value", "passed"} == set(fairness["order"][0])
 
     for role in ("admin", "analyst"):
         r = client.post(f"{API}/blocks/{block_id}/approval", headers=staff[role])

@@ -592,9 +592,13 @@ class OrderTestOut(BaseModel):
 
 
 class FairnessOut(BaseModel):
+    """``pharaon.pool.stats.Fairness.as_json``, every field of it (docs/api.md)."""
+
     ok: bool
+    alike: bool = Field(description="Every near-miss measure within gap_limit_pp.")
     gap_limit_pp: float
     order_level: float
+    order_test_level: float = Field(description="The p-value each order test must pass.")
     measures: list[MeasureOut]
     order: list[OrderTestOut]
 

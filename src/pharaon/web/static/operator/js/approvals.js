@@ -182,7 +182,8 @@ export function render() {
         class: "note",
         text: t("approval_measures_note", { gap: number(fairness.gap_limit_pp, 2) }),
       }),
-      fairness.alike
+      // Said only when a measure is outside its tolerance (each measure says whether it is).
+      fairness.measures.every((m) => m.alike)
         ? null
         : el("p", { class: "note differs", text: t("approval_fairness_small") }),
       measuresTable(fairness),
