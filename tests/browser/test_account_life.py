@@ -63,14 +63,23 @@ def test_a_whole_account_life(page: Page, console: Page) -> None:
     with page.expect_response(_is("/me/cool-off", "POST")) as paused:
         page.get_by_role("button", name="Confirmer la pause de 24 h").click()
     assert paused.value.status == 200, paused.value.text()
-    expect(page.locator("#excluded")).to_be_visible()
+    # Called a pause, with its end: not the heavier self-exclusion.
+    expect(page.locator("#excluded")).to_contain_text("Pause jusqu'au ")
+    expect(page.locator("#excluded")).not_to_contain_text("exclu")
+    assert api(page, "/me")["pause_kind"] == "cool_off"
     tab(page, "Jeu")
     press = page.get_by_role("button", name="Auto", exact=True)
     expect(press).not_to_have_attribute("aria-disabled", "true")
     with page.expect_response(is_buy) as refused:
         press.click()
-    assert (refused.value.status, refused.value.json()["error"]) == (403, "self_excluded")
-    expect(page.locator("#message")).to_contain_text("Vous êtes auto-exclu")
+    body = refused.value.json()
+    assert (refused.value.status, body["error"], body["pause"]) == (
+        403,
+        "self_excluded",
+        "cool_off",
+    )
+    expect(page.locator("#message")).to_contain_text("Vous avez choisi une pause jusqu'au ")
+    expect(page.locator("#message")).not_to_contain_text("exclu")
     assert api(page, "/me")["balance_cents"] == balance
 
     # Closed for good: logged out, and no log-in after.

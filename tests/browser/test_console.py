@@ -233,6 +233,7 @@ def test_an_admin_runs_the_console(
     # for an hour or two before UTC's midnight.
     until = (utcnow() + timedelta(days=30)).astimezone(PARIS).strftime("%d/%m/%Y")
     expect(page.locator("#file-excluded")).to_contain_text(until)
+    expect(page.locator("#file-excluded")).to_contain_text("(auto-exclusion)")
     expect(found.locator("td").nth(4)).to_contain_text(until)
     page.screenshot(path=str(screenshots / "console-players.png"), full_page=True)
 

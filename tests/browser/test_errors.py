@@ -81,13 +81,15 @@ def test_self_excluded(page: Page) -> None:
     confirm = page.get_by_role("button", name="Confirmer l'exclusion de 1 jour(s)")
     expect(confirm).to_be_focused()
     confirm.click()
-    expect(page.locator("#excluded")).to_contain_text("auto-exclu")
-    assert api(page, "/me")["self_excluded_until"] is not None
+    expect(page.locator("#excluded")).to_contain_text("Vous êtes auto-exclu jusqu'au ")
+    me = api(page, "/me")
+    assert me["self_excluded_until"] is not None
+    assert me["pause_kind"] == "self_exclusion"
     tab(page, "Jeu")
     _jouer(page)
-    expect(page.locator("#message")).to_contain_text("Vous êtes auto-exclu")
+    expect(page.locator("#message")).to_contain_text("Vous êtes auto-exclu jusqu'au ")
     deposit(page, "5", expect_ok=False)
-    expect(page.locator("#message")).to_contain_text("Vous êtes auto-exclu")
+    expect(page.locator("#message")).to_contain_text("Vous êtes auto-exclu jusqu'au ")
     assert api(page, "/plays?limit=20")["plays"] == []
     assert api(page, "/me")["balance_cents"] == 500
 

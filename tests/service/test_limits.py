@@ -16,7 +16,7 @@ import pytest
 from sqlalchemy import Connection, Engine, literal, select
 
 from pharaon.game.modes import Mode
-from pharaon.service import limits, plays, wallet
+from pharaon.service import limits, plays, protection, sales, wallet
 from pharaon.service.errors import (
     DepositLimitReachedError,
     InvalidError,
@@ -369,9 +369,51 @@ def test_a_self_exclusion_is_never_shortened(engine: Engine, db: Transactions) -
     assert limits.still_excluded(month, month) is None
     assert limits.still_excluded(None, T0) is None
     with pytest.raises(SelfExcludedError):
-        limits.check_not_excluded(month, T0)
-    limits.check_not_excluded(month, month)
-    limits.check_not_excluded(None, T0)
+        limits.check_not_excluded(month, T0, kind=limits.SELF_EXCLUSION)
+    limits.check_not_excluded(month, month, kind=limits.SELF_EXCLUSION)
+    limits.check_not_excluded(None, T0, kind=None)
+
+
+def test_a_pause_is_called_by_its_name_the_one_that_ends_last(
+    engine: Engine, db: Transactions
+) -> None:
+    """A cool-off is a cool-off and a self-exclusion a self-exclusion, in every refusal (the
+    sale's and the deposit's) with its end; of two pauses, the one that ends last names it."""
+    ana = funded_player(make_sessionmaker(engine), "ana", 1_000)  # moderators set
+    two_days = db.write(protection.cool_off, player_id=ana, hours=48, now=T0)
+    refusals = _refusals(engine, db, ana, T0 + DAY)
+    assert [r.fields for r in refusals] == [
+        {"pause": "cool_off", "until": two_days.isoformat()}
+    ] * 2
+    assert all(r.detail.startswith("on a cool-off until ") for r in refusals)
+    # A self-exclusion ending later renames it; a cool-off ending sooner changes nothing.
+    month = db.write(limits.self_exclude, player_id=ana, days=30, now=T0 + DAY)
+    db.write(protection.cool_off, player_id=ana, hours=24, now=T0 + DAY)
+    refusals = _refusals(engine, db, ana, T0 + 2 * DAY)
+    assert [r.fields for r in refusals] == [
+        {"pause": "self_exclusion", "until": month.isoformat()}
+    ] * 2
+    assert all(r.detail.startswith("self-excluded until ") for r in refusals)
+    # A cool-off ending after it takes the name back.
+    later = db.write(protection.cool_off, player_id=ana, hours=168, now=month - DAY)
+    assert later > month
+    [sale, _] = _refusals(engine, db, ana, month)
+    assert sale.fields == {"pause": "cool_off", "until": later.isoformat()}
+
+
+def _refusals(
+    engine: Engine, db: Transactions, player_id: int, now: datetime
+) -> list[SelfExcludedError]:
+    """Why a purchase and a deposit of ``player_id`` are refused at ``now``."""
+    with make_sessionmaker(engine)() as session:
+        [sold] = sales.sell(
+            session=session, requests=[Order(player_id, 100, Mode.AUTO, f"k{now}")], now=now
+        )
+        session.rollback()
+    with pytest.raises(SelfExcludedError) as deposit:
+        _deposit(db, player_id, 100, now)
+    assert isinstance(sold, SelfExcludedError), sold
+    return [sold, deposit.value]
 
 
 def test_the_loss_refusal_s_arithmetic() -> None:

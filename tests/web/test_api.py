@@ -57,6 +57,7 @@ def test_register_log_in_and_me(client: TestClient) -> None:
             "pending": [],
         },
         "self_excluded_until": None,
+        "pause_kind": None,
         "reality_check_minutes": None,
         "suspended": False,
         "suspended_until": None,

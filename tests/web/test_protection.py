@@ -35,10 +35,22 @@ def test_cool_off_stops_play_and_deposits(
     assert r.status_code == 200, r.text
     until = datetime.fromisoformat(r.json()["until"])
     assert before + timedelta(hours=48) <= until <= utcnow() + timedelta(hours=48)
-    assert player.play(100).status_code == 403
-    r = player.post("/deposits", {"amount_cents": 100}, key="after")
-    assert r.status_code == 403
+    # Each refusal calls it a cool-off, with its end; so does GET /me.
+    for r in (player.play(100), player.post("/deposits", {"amount_cents": 100}, key="after")):
+        assert r.status_code == 403
+        body = r.json()
+        assert (body["error"], body["pause"]) == ("self_excluded", "cool_off")
+        assert datetime.fromisoformat(body["until"]) == until
+        assert body["detail"].startswith("on a cool-off until ")
+    me = player.get("/me").json()
+    assert me["pause_kind"] == "cool_off"
+    assert datetime.fromisoformat(me["self_excluded_until"]) == until
     assert _records(engine, "cool_off") == [f"player:{player.player_id}"]
+    # A self-exclusion ending later is what the pause is from then on.
+    assert player.post("/me/self-exclusion", {"days": 30}).status_code == 200
+    r = player.play(100)
+    assert (r.json()["error"], r.json()["pause"]) == ("self_excluded", "self_exclusion")
+    assert player.get("/me").json()["pause_kind"] == "self_exclusion"
 
 
 def test_password_change_ends_other_sessions(

@@ -56,7 +56,15 @@ from pharaon.service.errors import (
     StakeLimitReachedError,
 )
 from pharaon.store.dialect import Parts, PerDialect
-from pharaon.store.tables import Account, Deposit, DepositLimit, Player, PlayRow, StakeHour
+from pharaon.store.tables import (
+    PAUSE_KINDS,
+    Account,
+    Deposit,
+    DepositLimit,
+    Player,
+    PlayRow,
+    StakeHour,
+)
 from pharaon.store.types import UTCDateTime
 
 PERIODS: dict[str, timedelta] = {
@@ -75,6 +83,8 @@ FIELDS = {kind: "loss_weekly_cents" if kind == LOSS else f"{kind}_cents" for kin
 MODERATORS = ("weekly", "stake_weekly")
 RAISE_DELAY = timedelta(hours=48)  # the default of PHARAON_LIMIT_RAISE_HOURS
 MAX_EXCLUSION_DAYS = 3650
+# A player's pause, by what the player chose: a short break, or the regulated measure.
+COOL_OFF, SELF_EXCLUSION = PAUSE_KINDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,12 +398,15 @@ def loss_refusal(
     )
 
 
-def check_not_excluded(excluded_until: datetime | None, now: datetime) -> None:
+def check_not_excluded(excluded_until: datetime | None, now: datetime, *, kind: str | None) -> None:
+    """Refuse a player whose pause until ``excluded_until`` (a ``kind`` of PAUSE_KINDS) is
+    still in force at ``now``, calling it by its name: a cool-off or a self-exclusion."""
     until = still_excluded(excluded_until, now)
     if until is not None:
+        what = "on a cool-off" if kind == COOL_OFF else "self-excluded"
         raise SelfExcludedError(
-            f"self-excluded until {until.isoformat(timespec='seconds')}: "
-            "no deposits or plays until then"
+            f"{what} until {until.isoformat(timespec='seconds')}: no deposits or plays until then",
+            fields={"pause": kind or SELF_EXCLUSION, "until": until.isoformat()},
         )
 
 
@@ -434,7 +447,9 @@ def self_exclude(
     """Exclude the player for ``days`` (1..3650); an exclusion is never shortened."""
     if not 1 <= days <= MAX_EXCLUSION_DAYS:
         raise InvalidError(f"days must be 1..{MAX_EXCLUSION_DAYS}, got {days}")
-    until = exclude_until(session=session, player_id=player_id, until=now + timedelta(days=days))
+    until = exclude_until(
+        session=session, player_id=player_id, until=now + timedelta(days=days), kind=SELF_EXCLUSION
+    )
     audit.append(
         session,
         kind="self_exclusion",
@@ -450,16 +465,20 @@ def self_exclude(
     return until
 
 
-def exclude_until(*, session: Session, player_id: int, until: datetime) -> datetime:
-    """Keep the player from playing and depositing until ``until``, or later if a pause
-    already in force ends later (a pause is never shortened); returns the end in force."""
-    # One statement: two pauses asked at once both count, the later end wins.
+def exclude_until(*, session: Session, player_id: int, until: datetime, kind: str) -> datetime:
+    """Keep the player from playing and depositing until ``until``, a pause of ``kind`` (one of
+    PAUSE_KINDS), or later if a pause already in force ends later (a pause is never shortened;
+    the one that ends last gives the pause its name); returns the end in force."""
+    # One statement: two pauses asked at once both count, the later end wins with its kind.
     asked = bindparam("until", until, type_=UTCDateTime())
-    later = case((Player.self_excluded_until > asked, Player.self_excluded_until), else_=asked)
+    kept = Player.self_excluded_until > asked
     end = session.execute(
         update(Player)
         .where(Player.id == player_id)
-        .values(self_excluded_until=later)
+        .values(
+            self_excluded_until=case((kept, Player.self_excluded_until), else_=asked),
+            pause_kind=case((kept, Player.pause_kind), else_=bindparam("kind", kind)),
+        )
         .returning(Player.self_excluded_until)
     ).scalar_one()
     assert end is not None  # set just now

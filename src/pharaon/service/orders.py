@@ -142,11 +142,13 @@ class Unsold:
     replays: list[tuple[int, int, int]] = field(default_factory=list)
 
 
-def not_debited(order: Order, excluded_until: datetime | None, now: datetime) -> ServiceError:
-    """Why the stake of ``order`` was not debited: the player is self-excluded, or else the
-    balance is short."""
+def not_debited(
+    order: Order, excluded_until: datetime | None, pause_kind: str | None, now: datetime
+) -> ServiceError:
+    """Why the stake of ``order`` was not debited: the player is on a pause (a cool-off or a
+    self-exclusion, ``pause_kind``), or else the balance is short."""
     try:
-        limits.check_not_excluded(excluded_until, now)
+        limits.check_not_excluded(excluded_until, now, kind=pause_kind)
     except ServiceError as exc:
         return exc
     return InsufficientFundsError(

@@ -29,6 +29,8 @@ class PlayerLine:
     closed_at: datetime | None
     verified_at: datetime | None = None  # None: the identity is not verified (provisional)
     banned: bool = False  # found on the banned-gamblers list (service/banned.py)
+    # What the pause until self_excluded_until is (limits.PAUSE_KINDS); None with none.
+    pause_kind: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +68,7 @@ _PLAYER = select(
     Player.created_at,
     Account.balance_cents,
     Player.self_excluded_until,
+    Player.pause_kind,
     Player.suspended_at,
     Player.suspended_until,
     Player.closed_at,
@@ -76,17 +79,19 @@ _PLAYER = select(
 
 def _line(row: Row[*tuple[Any, ...]], now: datetime) -> PlayerLine:
     suspended = measures.in_force(row.suspended_at, row.suspended_until, now)
+    paused = limits.still_excluded(row.self_excluded_until, now)
     return PlayerLine(
         int(row.id),
         row.email,
         row.created_at,
         int(row.balance_cents),
-        limits.still_excluded(row.self_excluded_until, now),
+        paused,
         suspended,
         row.suspended_until if suspended else None,
         row.closed_at,
         row.verified_at,
         row.banned_at is not None,
+        row.pause_kind if paused else None,
     )
 
 

@@ -33,7 +33,10 @@ def cool_off(
     if not low <= hours <= high:
         raise InvalidError(f"a cool-off lasts {low} to {high} hours, got {hours}")
     until = limits.exclude_until(
-        session=session, player_id=player_id, until=now + timedelta(hours=hours)
+        session=session,
+        player_id=player_id,
+        until=now + timedelta(hours=hours),
+        kind=limits.COOL_OFF,
     )
     audit.append(
         session,

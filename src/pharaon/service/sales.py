@@ -103,6 +103,7 @@ def _standing_sql(sql: Parts) -> Select[*tuple[Any, ...]]:
         select(
             Player.id,
             Player.self_excluded_until,
+            Player.pause_kind,
             Player.suspended_at,
             Player.suspended_until,
             *limits.LIMIT_COLUMNS,
@@ -242,6 +243,7 @@ class _Buyer:
     account_id: int
     balance_cents: int
     excluded_until: datetime | None
+    pause_kind: str | None  # what the pause until excluded_until is (limits.PAUSE_KINDS)
     suspended: tuple[datetime | None, datetime | None]  # since, until
     # Each limit row of :data:`_SALE_LIMITS` the buyer has, with what its window counts.
     limit_rows: tuple[tuple[limits.LimitRow, int | None], ...]
@@ -257,11 +259,12 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
         )
     }
     # Read after the locks are held: a statement of its own sees every batch committed before.
-    standing: dict[int, tuple[datetime | None, datetime | None, datetime | None]] = {}
+    standing: dict[int, tuple[datetime | None, str | None, datetime | None, datetime | None]] = {}
     limit_rows: dict[int, list[tuple[limits.LimitRow, int | None]]] = {}
     for (
         player_id,
         until,
+        pause_kind,
         suspended_at,
         suspended_until,
         period,
@@ -280,7 +283,7 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
             },
         },
     ):
-        standing[player_id] = (until, suspended_at, suspended_until)
+        standing[player_id] = (until, pause_kind, suspended_at, suspended_until)
         found_rows = limit_rows.setdefault(player_id, [])
         if period is not None:
             window = None if counted is None else int(counted)
@@ -290,7 +293,8 @@ def _buyers(connection: Connection, wanted: list[_Wanted], now: datetime) -> dic
             account_id,
             balance,
             standing[player_id][0],
-            standing[player_id][1:],
+            standing[player_id][1],
+            standing[player_id][2:],
             tuple(limit_rows[player_id]),
         )
         for player_id, (account_id, balance) in accounts.items()
@@ -317,7 +321,7 @@ def _refusal(order: Order, buyer: _Buyer, now: datetime) -> ServiceError | None:
         return refused
     excluded = limits.still_excluded(buyer.excluded_until, now) is not None
     if excluded or buyer.balance_cents < order.stake_cents:
-        return not_debited(order, buyer.excluded_until, now)
+        return not_debited(order, buyer.excluded_until, buyer.pause_kind, now)
     return None
 
 

@@ -19,6 +19,7 @@ _STANDING = (
     select(
         Account.balance_cents,
         Player.self_excluded_until,
+        Player.pause_kind,
         Player.reality_check_minutes,
         Player.suspended_at,
         Player.suspended_until,
@@ -38,6 +39,8 @@ class Standing:
     limits: limits.Limits
     self_excluded_until: datetime | None  # None unless excluded at the time of the look-up
     created_at: datetime  # when the account was opened
+    # What the pause in force is (limits.PAUSE_KINDS): None with none in force.
+    pause_kind: str | None = None
     reality_check_minutes: int | None = None  # None: off
     # An operator's suspension in force (service/measures.py), and its end (None: none set).
     suspended: bool = False
@@ -52,7 +55,8 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
     rows = connection.execute(_STANDING, {"player": player_id}).all()
     if not rows:
         raise NotFoundError(f"no player {player_id}")
-    balance, until, reality, suspended_at, suspended_until, created_at, verified_at = rows[0][:7]
+    balance, until, pause, reality, suspended_at, suspended_until, created = rows[0][:7]
+    verified_at = rows[0][7]
     suspended = measures.in_force(suspended_at, suspended_until, now)
     set_limits = [
         (str(period), amount, pending, effective_at)
@@ -63,9 +67,10 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
         balance_cents=int(balance),
         limits=limits.in_force(set_limits, now),
         self_excluded_until=limits.still_excluded(until, now),
+        pause_kind=pause if limits.still_excluded(until, now) else None,
         reality_check_minutes=reality,
         suspended=suspended,
         suspended_until=suspended_until if suspended else None,
-        created_at=created_at,
+        created_at=created,
         verified_at=verified_at,
     )

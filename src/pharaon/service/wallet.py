@@ -54,15 +54,18 @@ def deposit(
     if claim.replay_of is not None:
         row = session.get_one(Deposit, claim.replay_of)
         return DepositResult(row.id, row.amount_cents, row.balance_after_cents)
-    excluded, suspended_at, suspended_until = session.execute(
-        select(Player.self_excluded_until, Player.suspended_at, Player.suspended_until).where(
-            Player.id == player_id
-        )
+    excluded, pause_kind, suspended_at, suspended_until = session.execute(
+        select(
+            Player.self_excluded_until,
+            Player.pause_kind,
+            Player.suspended_at,
+            Player.suspended_until,
+        ).where(Player.id == player_id)
     ).one()
     suspended = measures.suspension_refusal(suspended_at, suspended_until, now)
     if suspended is not None:
         raise suspended
-    limits.check_not_excluded(excluded, now)
+    limits.check_not_excluded(excluded, now, kind=pause_kind)
     # The player's row first: it serialises this player's deposits for the limit check.
     account_id, after = session.execute(
         update(Account)

@@ -65,8 +65,12 @@ class Base(DeclarativeBase):
     metadata = MetaData(naming_convention=_NAMING)
 
 
+PAUSE_KINDS = ("cool_off", "self_exclusion")  # a player's pause: service/limits.py
+
+
 class Player(Base):
     __tablename__ = "players"
+    __table_args__ = (CheckConstraint(f"pause_kind IN {PAUSE_KINDS}", name="known_pause"),)
 
     id: Mapped[int] = mapped_column(Integer, primary_key=True)
     email: Mapped[str] = mapped_column(String(254), unique=True)
@@ -74,6 +78,9 @@ class Player(Base):
     birth_date: Mapped[date] = mapped_column(Date)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime)
     self_excluded_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    # What the pause until ``self_excluded_until`` is: one of PAUSE_KINDS, the one that ends
+    # last (None: never paused).
+    pause_kind: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # A closed account keeps its row and its balance on the ledger; it can no longer log in.
     closed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     # Minutes between two reality checks on the player's page; None: off.

@@ -128,6 +128,9 @@ class MeOut(BaseModel):
     balance_cents: int
     limits: LimitsOut
     self_excluded_until: datetime | None
+    # What the pause until self_excluded_until is: a cool-off the player chose (24 hours to
+    # 7 days) or a self-exclusion; null with no pause in force.
+    pause_kind: Literal["cool_off", "self_exclusion"] | None
     reality_check_minutes: int | None  # None: no reality check
     # A suspension in force (an operator's, or the server's for an identity left unverified),
     # and its end (null: until lifted).
@@ -719,6 +722,8 @@ class PlayerLineOut(BaseModel):
     closed_at: datetime | None
     verified_at: datetime | None = None  # null: the identity is not verified (provisional)
     banned: bool = False  # found on the banned-gamblers list (« interdit de jeux »)
+    # The pause in force: a cool-off the player chose, or a self-exclusion (null: none).
+    pause_kind: Literal["cool_off", "self_exclusion"] | None = None
 
 
 class MeasureIn(In):

@@ -33,6 +33,7 @@ async def _me(db: Database, current: PlayerSession, identity_days: float) -> MeO
         balance_cents=found.balance_cents,
         limits=LimitsOut.of(found.limits),
         self_excluded_until=found.self_excluded_until,
+        pause_kind=found.pause_kind,  # type: ignore[arg-type]  # one of PAUSE_KINDS
         reality_check_minutes=found.reality_check_minutes,
         suspended=found.suspended,
         suspended_until=found.suspended_until,

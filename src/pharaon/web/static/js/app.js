@@ -66,7 +66,9 @@ function renderAccountBar() {
   const until = me.self_excluded_until ? new Date(me.self_excluded_until) : null;
   const excluded = until && until.getTime() > Date.now();
   $("excluded").hidden = !excluded;
-  $("excluded").textContent = excluded ? t("excluded_until", { when: formatWhen(me.self_excluded_until) }) : "";
+  // A pause called by its name: a cool-off the player chose, or a self-exclusion.
+  const pause = me.pause_kind === "cool_off" ? "cooloff_until" : "excluded_until";
+  $("excluded").textContent = excluded ? t(pause, { when: formatWhen(me.self_excluded_until) }) : "";
   $("suspended").hidden = !me.suspended;
   // Suspended by the server for an identity not verified in time (docs/rules.md §7).
   const unverified = me.identity?.state === "provisional" && me.identity.days_left === 0;

@@ -75,7 +75,8 @@ async function coolOff(hours, button) {
       state.me = await api.me();
     } catch {
       // The pause is in force all the same: show it from the answer.
-      state.me = { ...state.me, self_excluded_until: until };
+      // (a later pause already in force keeps its name: the next GET /me says it)
+      state.me = { ...state.me, self_excluded_until: until, pause_kind: "cool_off" };
     }
     // `until` may be later than asked: a pause never shortens an exclusion already in force.
     say("cooloff_until", { when: formatWhen(until) }, { kind: "info" });

@@ -108,6 +108,9 @@ export function sayError(error, context = {}) {
   } else if (error.code === "unauthorized") {
     say("err_unauthorized", params, { kind: "error" });
     emit("logged-out");
+  } else if (error.fields?.pause && t(`err_${error.code}_${error.fields.pause}`) !== `err_${error.code}_${error.fields.pause}`) {
+    // A pause called by its name: a cool-off, or a self-exclusion.
+    say(`err_${error.code}_${error.fields.pause}`, params, { kind: "error" });
   } else if (params.when && t(`err_${error.code}_when`) !== `err_${error.code}_when`) {
     say(params.reason ? `err_${error.code}_reason` : `err_${error.code}_when`, params, {
       kind: "error",

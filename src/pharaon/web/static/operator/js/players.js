@@ -14,10 +14,6 @@ const MEASURES = ["note", "suspend", "exclude", "lift", "close"];
 let found = null;
 let file = null;
 
-function whenOrNone(iso, noneKey) {
-  return iso ? formatWhen(iso) : t(noneKey);
-}
-
 function playerRow(p) {
   return el(
     "tr",
@@ -232,7 +228,9 @@ function renderFile() {
     fact("file_created", formatWhen(player.created_at)),
     fact(
       "file_excluded",
-      whenOrNone(player.self_excluded_until, "file_not_excluded"),
+      player.self_excluded_until
+        ? `${formatWhen(player.self_excluded_until)} (${t(`pause_${player.pause_kind}`)})`
+        : t("file_not_excluded"),
       "file-excluded",
     ),
     fact("file_standing", standingText(player), "file-standing"),
