@@ -61,13 +61,19 @@ def test_a_pause_of_24_hours_blocks_play_at_once(page: Page) -> None:
     expect(confirm).to_be_hidden()
     # The page's state knows it: the banner shows without a reload.
     expect(page.locator("#excluded")).to_be_visible()
-    expect(page.locator("#excluded")).to_contain_text(f"auto-exclu jusqu'au {when}")
+    # Called what it is, a pause, with its end: never a self-exclusion.
+    expect(page.locator("#excluded")).to_contain_text(f"Pause jusqu'au {when}")
+    expect(page.locator("#excluded")).not_to_contain_text("exclu")
     tab(page, "Jeu")
     with page.expect_response(is_buy) as bought:
         page.get_by_role("button", name="Auto", exact=True).click()
     assert bought.value.status == 403
-    assert bought.value.json()["error"] == "self_excluded"
-    expect(page.locator("#message")).to_contain_text("Vous êtes auto-exclu")
+    assert (bought.value.json()["error"], bought.value.json()["pause"]) == (
+        "self_excluded",
+        "cool_off",
+    )
+    expect(page.locator("#message")).to_contain_text(f"Vous avez choisi une pause jusqu'au {when}")
+    expect(page.locator("#message")).not_to_contain_text("exclu")
     assert api(page, "/plays?limit=20")["plays"] == []
     assert api(page, "/me")["balance_cents"] == 500
 
