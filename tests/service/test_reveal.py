@@ -79,15 +79,25 @@ def test_a_grid_read_writes_nothing_and_several_grids_end_a_play_in_one_reveal(
     commits: list[object] = []
     event.listen(engine, "commit", commits.append)
     with engine.connect() as connection:
-        codes = [
-            plays.grid_codes(connection=connection, player_id=ana, play_id=play, grid=g)
-            for g in (1, 2, 3, 4)
+        asked = [plays.GridAsked(ana, play, g) for g in (1, 2, 3, 4)] + [
+            plays.GridAsked(bob, play, 1),  # not his
+            plays.GridAsked(ana, play + 1, 1),  # bob's
+            plays.GridAsked(ana, play, 0),
+            plays.GridAsked(ana, play, 5),
         ]
-        with pytest.raises(NotFoundError):
-            plays.grid_codes(connection=connection, player_id=bob, play_id=play, grid=1)
-        for wrong in (0, 5):
-            with pytest.raises(InvalidError):
-                plays.grid_codes(connection=connection, player_id=ana, play_id=play, grid=wrong)
+        statements: list[object] = []
+        event.listen(connection, "before_cursor_execute", lambda *a: statements.append(a[2]))
+        *answers, not_his, not_hers, zero, five = plays.grid_codes(
+            connection=connection, requests=asked, now=utcnow()
+        )
+        # One statement for every request of the batch (SQLite's BEGIN aside).
+        assert [str(s)[:6] for s in statements if not str(s).startswith("BEGIN")] == ["SELECT"]
+        assert isinstance(not_his, NotFoundError)
+        assert isinstance(not_hers, NotFoundError)
+        assert isinstance(zero, InvalidError)
+        assert isinstance(five, InvalidError)
+        codes = [a for a in answers if isinstance(a, str)]
+        assert len(codes) == 4
         unchanged = plays.view_play(connection=connection, player_id=ana, play_id=play)
     assert commits == []
     assert unchanged.grids == (None,) * 4

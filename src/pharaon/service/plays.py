@@ -141,11 +141,11 @@ _UNCOVER = (
     .values(revealed=PlayRow.revealed.op("|")(bindparam("grid_bits")))
     .returning(PlayRow.revealed, PlayRow.prize_cents)
 )
-# One grid of a play: the unit's cells, for the player's play only.
-_ONE_GRID = (
-    select(UnitRow.cells)
-    .join(PlayRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial))
-    .where(PlayRow.id == bindparam("play"), PlayRow.player_id == bindparam("player"))
+# The plays' units' cells, with the plays' players (checked against the askers').
+_GRIDS = (
+    select(PlayRow.id, PlayRow.player_id, UnitRow.cells)
+    .join(UnitRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial))
+    .where(PlayRow.id.in_(bindparam("plays", expanding=True)))
 )
 _ACCOUNTS = select(Account.player_id, Account.id).where(
     Account.player_id.in_(bindparam("players", expanding=True))
@@ -168,18 +168,40 @@ class Reveal:
         return (self.grid, *self.also)
 
 
-def grid_codes(*, connection: Connection, player_id: int, play_id: int, grid: int) -> str:
-    """The 16 codes of grid ``grid`` (1..4) of the player's play ``play_id``, row by row, in
-    one statement that writes nothing: showing a grid changes nothing the purchase did not fix
-    (the play's lot moves when it ends, :func:`reveal`), so the page shows grids 1 to 3 with
-    reads and ends the play with one write. :class:`InvalidError` for a grid outside 1..4,
+@dataclass(frozen=True, slots=True)
+class GridAsked:
+    """A player's request to see grid ``grid`` (1..4) of play ``play_id``."""
+
+    player_id: int
+    play_id: int
+    grid: int
+
+
+def grid_codes(
+    *, connection: Connection, requests: Sequence[GridAsked], now: datetime
+) -> list[str | ServiceError]:
+    """For each of ``requests``, its grid's 16 codes, row by row, in one statement for all
+    that writes nothing: showing a grid changes nothing the purchase did not fix (the play's
+    lot moves when it ends, :func:`reveal`), so the page shows grids 1 to 3 with reads and ends
+    the play with one write. Or what refused it: :class:`InvalidError` for a grid outside 1..4,
     :class:`NotFoundError` for a play that is not the player's."""
-    if not 1 <= grid <= GRIDS:
-        raise InvalidError(f"grid must be 1..{GRIDS}, got {grid}")
-    cells = connection.execute(_ONE_GRID, {"play": play_id, "player": player_id}).scalar()
-    if cells is None:
-        raise NotFoundError(f"no play {play_id} of yours")
-    return Unit(tuple(cells)).grid_codes(grid - 1)
+    del now  # a grid is the same at any time
+    cells = {
+        (int(player), int(play)): bytes(found)
+        for play, player, found in connection.execute(
+            _GRIDS, {"plays": sorted({r.play_id for r in requests})}
+        )
+    }
+    answers: list[str | ServiceError] = []
+    for r in requests:
+        found = cells.get((r.player_id, r.play_id))
+        if not 1 <= r.grid <= GRIDS:
+            answers.append(InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}"))
+        elif found is None:
+            answers.append(NotFoundError(f"no play {r.play_id} of yours"))
+        else:
+            answers.append(Unit(tuple(found)).grid_codes(r.grid - 1))
+    return answers
 
 
 def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayView:

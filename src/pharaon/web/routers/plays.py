@@ -113,9 +113,12 @@ async def get_grid(
     db: DatabaseDep,
 ) -> GridOut:
     """Grid ``grid`` (1..4) of one of the player's plays, without uncovering it: a read that
-    writes nothing. The page shows grids 1 to 3 of a « Jouer » play so and ends the play with
-    one ``reveal`` of every grid (the lot moves then)."""
-    codes = await db.read(plays.grid_codes, player_id=current.player_id, play_id=play_id, grid=grid)
+    writes nothing, in one statement with the other grid reads of the moment. The page shows
+    grids 1 to 3 of a « Jouer » play so and ends the play with one ``reveal`` of every grid
+    (the lot moves then)."""
+    codes = await db.read_together(
+        plays.grid_codes, plays.GridAsked(current.player_id, play_id, grid)
+    )
     return GridOut(play_id=play_id, grid=grid, codes=codes)
 
 
