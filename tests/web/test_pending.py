@@ -37,16 +37,24 @@ def _audit_ok(engine: Engine) -> None:
     assert report.ok, report.failures
 
 
-def test_a_jouer_lot_shows_and_counts_only_at_the_fourth_grid(
+def _next_unit_wins(
     engine: Engine, load: BlockLoader, player: Player, other: Player
-) -> None:
+) -> tuple[int, int, int]:
+    """A block at 1 € whose next unit wins at least 1 €, ``player`` with the stake: another
+    player buys the units before it. That unit's block id, serial and lot."""
     block_id = load(100)
     serial, lot = _winning_serial(engine, block_id, at_least=100)
-    # Another player buys the units before it, so that ours is the winning one.
     other.deposit(100 * serial)
     for _ in range(serial - 1):
         assert other.play(100, "auto").status_code == 201
     player.deposit(100)
+    return block_id, serial, lot
+
+
+def test_a_jouer_lot_shows_and_counts_only_at_the_fourth_grid(
+    engine: Engine, load: BlockLoader, player: Player, other: Player
+) -> None:
+    _, serial, lot = _next_unit_wins(engine, load, player, other)
     remaining = player.get("/prizes/remaining", stake_cents=100).json()
     bought = player.play(100, "jouer").json()
     assert bought["serial"] == serial
@@ -129,12 +137,7 @@ def test_the_pages_play_shows_three_grids_by_reads_and_ends_in_one_write(
 ) -> None:
     """The page's « Jouer »: grids 1 to 3 read (nothing written, nothing told early), then one
     reveal of every grid that ends the play and moves its lot."""
-    block_id = load(100)
-    serial, lot = _winning_serial(engine, block_id, at_least=100)
-    other.deposit(100 * serial)
-    for _ in range(serial - 1):
-        assert other.play(100, "auto").status_code == 201
-    player.deposit(100)
+    block_id, serial, lot = _next_unit_wins(engine, load, player, other)
     pid = player.play(100, "jouer").json()["play_id"]
     before = {"me": player.get("/me").json(), "play": player.get(f"/plays/{pid}").json()}
     with make_sessionmaker(engine)() as session:

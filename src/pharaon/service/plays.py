@@ -195,13 +195,19 @@ def grid_codes(
     answers: list[str | ServiceError] = []
     for r in requests:
         found = cells.get((r.player_id, r.play_id))
-        if not 1 <= r.grid <= GRIDS:
-            answers.append(InvalidError(f"grid must be 1..{GRIDS}, got {r.grid}"))
+        if (wrong := _no_grid((r.grid,))) is not None:
+            answers.append(wrong)
         elif found is None:
             answers.append(NotFoundError(f"no play {r.play_id} of yours"))
         else:
             answers.append(Unit(tuple(found)).grid_codes(r.grid - 1))
     return answers
+
+
+def _no_grid(grids: Sequence[int]) -> InvalidError | None:
+    """The refusal of the first of ``grids`` outside 1..4; None if all are grids."""
+    wrong = [g for g in grids if not 1 <= g <= GRIDS]
+    return InvalidError(f"grid must be 1..{GRIDS}, got {wrong[0]}") if wrong else None
 
 
 def view_play(*, connection: Connection, player_id: int, play_id: int) -> PlayView:
@@ -231,9 +237,8 @@ def reveal(
     finished: list[tuple[int, int, int]] = []  # (player id, play id, lot), lot > 0
     for index in sorted(range(len(requests)), key=lambda i: requests[i].play_id):
         r = requests[index]
-        wrong = [g for g in r.grids if not 1 <= g <= GRIDS]
-        if wrong:
-            outcomes[index] = InvalidError(f"grid must be 1..{GRIDS}, got {wrong[0]}")
+        if (wrong := _no_grid(r.grids)) is not None:
+            outcomes[index] = wrong
             continue
         bits = sum({1 << (g - 1) for g in r.grids})
         params = {"play": r.play_id, "player": r.player_id, "grid_bits": bits}

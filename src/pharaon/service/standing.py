@@ -55,8 +55,10 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
     rows = connection.execute(_STANDING, {"player": player_id}).all()
     if not rows:
         raise NotFoundError(f"no player {player_id}")
-    balance, until, pause, reality, suspended_at, suspended_until, created = rows[0][:7]
-    verified_at = rows[0][7]
+    first = rows[0]
+    balance, until, pause, reality, suspended_at, suspended_until, created_at = first[:7]
+    verified_at = first[7]
+    paused = limits.still_excluded(until, now)
     suspended = measures.in_force(suspended_at, suspended_until, now)
     set_limits = [
         (str(period), amount, pending, effective_at)
@@ -66,11 +68,11 @@ def look_up(*, connection: Connection, player_id: int, now: datetime) -> Standin
     return Standing(
         balance_cents=int(balance),
         limits=limits.in_force(set_limits, now),
-        self_excluded_until=limits.still_excluded(until, now),
-        pause_kind=pause if limits.still_excluded(until, now) else None,
+        self_excluded_until=paused,
+        pause_kind=pause if paused else None,
         reality_check_minutes=reality,
         suspended=suspended,
         suspended_until=suspended_until if suspended else None,
-        created_at=created,
+        created_at=created_at,
         verified_at=verified_at,
     )
