@@ -156,6 +156,9 @@ class WriterProcess:
         self._control: Connection | None = None
         self._stopping = threading.Event()
         self._lock = threading.Lock()  # a writer started, or stopped, at a time
+        # The one thread that waits for the writers to end (two waiting for one child race:
+        # the one that loses finds it gone and takes it for alive).
+        self._watcher: threading.Thread | None = None
 
     @property
     def pid(self) -> int | None:
@@ -164,25 +167,30 @@ class WriterProcess:
     def start(self) -> None:
         with self._lock:
             self._spawn()
-        threading.Thread(target=self._watch, name="pharaon-writer-watch", daemon=True).start()
+        self._watcher = threading.Thread(
+            target=self._watch, name="pharaon-writer-watch", daemon=True
+        )
+        self._watcher.start()
 
     def stop(self) -> None:
         """Tell the writer to serve what waits and stop; killed if it has not within
         :data:`STOP_SECONDS`."""
         self._stopping.set()
         with self._lock:
-            process, control = self._process, self._control
-        if process is None or control is None:
+            process, control, watcher = self._process, self._control, self._watcher
+        if process is None or control is None or watcher is None:
             return
         with suppress(OSError):  # already gone
             control.send(STOP)
-        process.join(STOP_SECONDS)
-        if process.is_alive():
+        # The watcher returns once the writer has ended (it starts no other now): it alone
+        # reaps it, so that the pid killed below is still the writer's.
+        watcher.join(STOP_SECONDS)
+        if watcher.is_alive():
             _log.error(
                 "the writer (pid %d) did not stop in %g s: killed", process.pid, STOP_SECONDS
             )
             process.kill()
-            process.join()
+            watcher.join()
         control.close()
 
     def _spawn(self) -> None:
