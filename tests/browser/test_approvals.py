@@ -121,7 +121,11 @@ def test_an_auditor_verifies_and_approves_a_block_which_goes_on_sale(
             measures = panel.locator(".verification-measures tbody tr")
             expect(measures).to_have_count(len(figures["fairness"]["measures"]))
             first = figures["fairness"]["measures"][0]
-            expect(measures.first.locator("td").first).to_have_text(first["label"])
+            assert first["name"] == "line_three"  # said in the console's words, not its label
+            expect(measures.first.locator("td").first).to_have_text(
+                "Lignes loin des combinaisons gagnantes portant exactement trois fois un même "
+                "symbole"
+            )
             expect(panel.locator(".verification-order tbody tr")).to_have_count(
                 len(figures["fairness"]["order"])
             )

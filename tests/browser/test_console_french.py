@@ -1,6 +1,8 @@
-"""The console speaks French throughout (issue 29, item 4): the server's errors said from their
-codes, ledger entries named for what they are, and times in Paris time whatever the operator's
-machine says, with the reports' UTC days stated. In Chromium, on a machine set to New York."""
+"""The console speaks French throughout (issue 29, item 4; issue 38, item 3): the server's
+errors said from their codes, ledger entries named for what they are, times in Paris time
+whatever the operator's machine says, with the reports' UTC days stated, and every screen read
+for an English word or a raw code (the audit's checks and records, the verification's measures
+and tests). In Chromium, on a machine set to New York."""
 
 from __future__ import annotations
 
@@ -16,17 +18,33 @@ import pytest
 from playwright.sync_api import Browser, Page, expect
 
 from pharaon.game.money import format_cents
+from pharaon.service import findings
 from tests.browser.conftest import Server
 from tests.browser.helpers import PASSWORD, new_email
 from tests.browser.test_console import log_in, operator_get, tab
 from tests.web.live import MODERATORS
+from tests.web.test_console_words import dictionary
 
 pytestmark = pytest.mark.browser
 
 PARIS = ZoneInfo("Europe/Paris")
 RAW_KINDS = {"purchase", "prize", "deposit"}
 # One admin per test: a TOTP code opens one session, and the tests log in within 30 s.
-ADMINS = ("errors@example.org", "ledger@example.org", "stock@example.org")
+ADMINS = ("errors@example.org", "ledger@example.org", "stock@example.org", "words@example.org")
+# The text a screen shows: its visible text nodes, but the audit records' contents and hashes
+# (data: JSON and hex, in <code>).
+SHOWN_TEXT = """() => {
+  const out = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const parent = walker.currentNode.parentElement;
+    if (!parent || parent.closest("code, script, style")) continue;
+    if (!parent.checkVisibility()) continue;
+    out.push(walker.currentNode.textContent);
+  }
+  return out.join("\\n");
+}"""
+RAW_CODE = re.compile(r"\b[a-z]+(?:_[a-z0-9]+)+\b")
 
 
 @pytest.fixture(scope="module")
@@ -166,3 +184,104 @@ def test_the_stock_and_its_alerts_in_french(
         price = f"{alert['price_cents'] // 100}\u00a0€"
         expect(shown.nth(index)).to_contain_text(f"Stock bas à {price} : {units} unités restantes")
     expect(page.locator("#alerts")).not_to_contain_text("units left")
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text`` (three letters or more, accents included), in lower case, its
+    placeholders and e-mail addresses left out."""
+    text = re.sub(r"\{\w+\}|\S+@\S+", " ", text)
+    return {w.lower() for w in re.findall(r"[^\W\d_]{3,}", text)}
+
+
+def _english(*more: str) -> set[str]:
+    """Words of the console's English, of the audit's English and of ``more`` that its French
+    never uses: one on a French screen is English left over."""
+    texts = dictionary()
+    english = [
+        *texts["en"].values(),
+        *findings.ENGLISH.values(),
+        *findings.CHECKS.values(),
+        *(word for words in findings.WORDS.values() for word in words.values()),
+        *more,
+    ]
+    return _words(" ".join(english)) - _words(" ".join(texts["fr"].values()))
+
+
+def _in_french(page: Page, screen: str, english: set[str]) -> str:
+    """Fail if ``screen`` shows an English word, a raw code or a JSON escape; its text."""
+    text = str(page.evaluate(SHOWN_TEXT))
+    readable = re.sub(r"\S+@\S+", " ", text)
+    assert not RAW_CODE.findall(readable), f"{screen}: codes {RAW_CODE.findall(readable)}"
+    assert "\\u00" not in text, f"{screen}: escapes in {text!r}"
+    left = sorted(_words(readable) & english)
+    assert not left, f"{screen}: English words {left} in {text!r}"
+    return text
+
+
+def test_every_screen_of_the_console_is_in_french(
+    far_console: Page, server: Server, admins: dict[str, str]
+) -> None:
+    """Each view, a block's verification, a player's file and the audit's check, read for a
+    word of English (the server's labels and checks included) or a code."""
+    page = far_console
+    player = _player_with_an_auto_lot(server)
+    block_id = server.load_block(300, server.blocks[300] + 400, approve=False)
+    try:
+        log_in(page, ADMINS[3], admins[ADMINS[3]])
+        verification = operator_get(page, f"/blocks/{block_id}/verification")
+        labels = [x["label"] for x in verification["fairness"]["measures"]]
+        labels += [x["label"] for x in verification["fairness"]["order"]]
+        english = _english(*labels)
+        assert {"ledger", "chain", "among", "correlation", "records"} <= english  # the net
+        expect(page.locator("#stock-rows tr").first).to_be_visible()
+        _in_french(page, "Blocs", english)
+
+        page.locator(f'#blocks-rows tr[data-block-id="{block_id}"] .verify-block').click()
+        panel = page.locator("#verification")
+        expect(panel).to_be_visible(timeout=30_000)  # the first verification imports numba
+        measures = panel.locator(".verification-measures tbody tr")
+        expect(measures).to_have_count(len(verification["fairness"]["measures"]))
+        expect(measures.first.locator("td").first).to_have_text(
+            "Lignes loin des combinaisons gagnantes portant exactement trois fois un même symbole"
+        )
+        expect(panel).to_contain_text("Pyramide parmi les cases de la grille 2")
+        expect(panel).to_contain_text("Corrélation sérielle des gains, décalage 1")
+        _in_french(page, "Vérification", english)
+        panel.locator(".verification-close").click()
+
+        tab(page, "Ventes")
+        expect(page.locator("#times-note")).to_be_visible()
+        _in_french(page, "Ventes", english)
+
+        tab(page, "Joueurs")
+        page.fill("#players-email", player)
+        page.locator("#players-submit").click()
+        page.locator("#players-rows tr").get_by_role("button").click()
+        expect(page.locator("#file-title")).to_contain_text(player)
+        _in_french(page, "Dossier du joueur", english)
+
+        tab(page, "Retraits")
+        _in_french(page, "Retraits", english)
+
+        tab(page, "Audit")
+        page.select_option("#audit-limit", "100")
+        total = operator_get(page, "/audit?limit=1")["total"]
+        expect(page.locator("#audit-rows tr")).to_have_count(min(100, total))
+        shown = set(page.locator("#audit-rows td.kind").evaluate_all(
+            "cells => cells.map((c) => c.dataset.kind)"
+        ))  # fmt: skip
+        assert {"purchase", "deposit", "account_opened", "block_loaded"} <= shown
+        payloads = page.locator("#audit-rows td.payload").all_inner_texts()
+        assert not [p for p in payloads if "\\u" in p]
+        page.locator("#audit-check").click()
+        expect(page.locator("#audit-verdict")).to_have_text(
+            "Tout est vérifié : la chaîne est intacte."
+        )
+        checks = page.locator("#audit-result li")
+        expect(checks).to_have_count(len(findings.CHECKS))
+        expect(page.locator('#audit-result li[data-code="audit_chain"]')).to_contain_text(
+            "La chaîne d'audit est intacte — "
+        )
+        _in_french(page, "Audit", english)
+    finally:
+        server.cli("blocks", "deactivate", str(block_id), "--reason", "browser test")

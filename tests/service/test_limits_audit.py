@@ -37,8 +37,8 @@ def _limits_check(engine: Engine) -> tuple[bool, str]:
     """Whether the audit's limits check passed, and what it found."""
     with make_sessionmaker(engine)() as session:
         report = run_audit(connection=session.connection())
-    [(_, passed, found)] = [c for c in report.checks if c[0] == "limits kept"]
-    return passed, found
+    [check] = [c for c in report.checks if c.code == "limits_kept"]
+    return check.passed, check.detail
 
 
 def _set(sessions: Sessions, player_id: int, now: datetime, **changes: int | None) -> None:

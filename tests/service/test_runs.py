@@ -24,8 +24,8 @@ WAIT = 60.0
 def _runs_cover_the_blocks(connection: Connection) -> bool:
     """The audit's check of the runs (units are taken here without plays, which the audit's
     other checks would miss)."""
-    checks = {name: passed for name, passed, _ in run_audit(connection=connection).checks}
-    return checks["sold + unsold = block size"]
+    checks = {check.code: check.passed for check in run_audit(connection=connection).checks}
+    return checks["block_sizes"]
 
 
 def _load(engine: Engine, *, size: int, sale_runs: int, number: int = 1) -> int:

@@ -55,7 +55,7 @@ from pharaon.game.evaluate import evaluate
 from pharaon.game.modes import Mode
 from pharaon.game.rules import rules
 from pharaon.game.unit import Unit
-from pharaon.service import limits_audit
+from pharaon.service import findings
 from pharaon.service.audit import run_audit
 from pharaon.service.clock import utcnow
 from pharaon.store.engine import make_sessionmaker
@@ -657,7 +657,9 @@ class LifeOfPlayers(RuleBasedStateMachine):
         failures = [
             failure
             for failure in report.failures
-            if not (self.world.time_moved and failure.startswith(f"{limits_audit.NAME}:"))
+            if not (
+                self.world.time_moved and failure.startswith(f"{findings.CHECKS['limits_kept']}:")
+            )
         ]
         assert not failures, failures
 

@@ -260,8 +260,8 @@ def audit_command(
             return
         # One snapshot: the checks agree with each other while sales go on.
         report = db.read(audit.run_audit, published=published, signed=signed)
-    for name, passed, found in report.checks:
-        click.echo(f"{'ok  ' if passed else 'FAIL'}  {name}: {found}")
+    for check in report.checks:
+        click.echo(f"{'ok  ' if check.passed else 'FAIL'}  {check.name}: {check.detail}")
     if not report.ok:
         fail("audit failed: " + "; ".join(report.failures), code=1)
 

@@ -32,6 +32,7 @@ from pharaon.game.modes import Mode
 from pharaon.pool import tlog
 from pharaon.service import limits_audit, logtree
 from pharaon.service.errors import ServiceError
+from pharaon.service.findings import Check, Finding, found
 from pharaon.store.dialect import Parts, PerDialect
 from pharaon.store.tables import (
     GENESIS_HASH,
@@ -168,18 +169,18 @@ def append_many(
 class AuditReport:
     """The outcome of :func:`run_audit`: one line per check, and what failed."""
 
-    checks: tuple[tuple[str, bool, str], ...]  # (name, passed, what was found)
+    checks: tuple[Check, ...]
 
     @property
     def ok(self) -> bool:
-        return all(passed for _, passed, _ in self.checks)
+        return all(check.passed for check in self.checks)
 
     @property
     def failures(self) -> list[str]:
-        return [f"{name}: {found}" for name, passed, found in self.checks if not passed]
+        return [f"{check.name}: {check.detail}" for check in self.checks if not check.passed]
 
 
-def _check_ledger(connection: Connection) -> list[tuple[str, bool, str]]:
+def _check_ledger(connection: Connection) -> list[Check]:
     total = connection.execute(
         select(func.coalesce(func.sum(LedgerEntry.amount_cents), 0))
     ).scalar()
@@ -211,19 +212,14 @@ def _check_ledger(connection: Connection) -> list[tuple[str, bool, str]]:
         .where(Account.balance_cents != func.coalesce(sums.c.total, 0))
         .limit(5)
     ).all()
+    summed = found("ledger_sums", total=int(total or 0), unbalanced=unbalanced, empty=empty)
+    differ = tuple(
+        found("account_differs", account=int(a), balance=int(b), ledger=int(t))
+        for a, b, t in mismatched
+    )
     return [
-        (
-            "ledger balances",
-            total == 0 and unbalanced == 0 and empty == 0,
-            f"entries sum to {total}, {unbalanced} unbalanced and {empty} empty transactions",
-        ),
-        (
-            "balances equal ledgers",
-            not mismatched,
-            "all equal"
-            if not mismatched
-            else "; ".join(f"account {a}: balance {b}, ledger {t}" for a, b, t in mismatched),
-        ),
+        Check("ledger_balances", total == 0 and unbalanced == 0 and empty == 0, (summed,)),
+        Check("balances_equal_ledgers", not differ, differ or (found("all_equal"),)),
     ]
 
 
@@ -231,8 +227,8 @@ def _counts(connection: Connection, query: Select[int, int]) -> dict[int, int]:
     return {int(k): int(v) for k, v in connection.execute(query)}
 
 
-def _check_units(connection: Connection) -> list[tuple[str, bool, str]]:
-    out: list[tuple[str, bool, str]] = []
+def _check_units(connection: Connection) -> list[Check]:
+    out: list[Check] = []
     plays_per_block = _counts(
         connection, select(PlayRow.block_id, func.count()).group_by(PlayRow.block_id)
     )
@@ -265,22 +261,29 @@ def _check_units(connection: Connection) -> list[tuple[str, bool, str]]:
             ).group_by(SaleRun.block_id)
         )
     }
-    problems: list[str] = []
-    size_problems: list[str] = []
+    problems: list[Finding] = []
+    size_problems: list[Finding] = []
     for block_id, size in connection.execute(select(Block.id, Block.block_size).order_by(Block.id)):
         sold, covered, first, last = runs.get(block_id, (0, 0, 0, 0))
         if (covered, first, last) != (size, 1, size):  # the runs cut 1..size, each once
-            size_problems.append(f"block {block_id}: its runs cover {covered} of {size} units")
+            size_problems.append(found("runs_cover", block=block_id, covered=covered, size=size))
         plays = plays_per_block.get(block_id, 0)
         if plays != sold or beyond.get(block_id, 0):
             problems.append(
-                f"block {block_id}: {sold} units sold, {plays} plays, "
-                f"{beyond.get(block_id, 0)} plays of unsold units"
+                found(
+                    "block_plays",
+                    block=block_id,
+                    sold=sold,
+                    plays=plays,
+                    beyond=beyond.get(block_id, 0),
+                )
             )
         units = units_per_block.get(block_id, 0)
         unsold = units - sold
         if units != size or sold + unsold != size:
-            size_problems.append(f"block {block_id}: {sold} sold + {unsold} unsold != {size}")
+            size_problems.append(
+                found("sold_unsold", block=block_id, sold=sold, unsold=unsold, size=size)
+            )
     orphans = connection.execute(
         select(func.count())
         .select_from(PlayRow)
@@ -290,34 +293,24 @@ def _check_units(connection: Connection) -> list[tuple[str, bool, str]]:
         .where(UnitRow.serial.is_(None))
     ).scalar_one()
     if orphans:
-        problems.append(f"{orphans} plays without their unit")
-    out.append(("one play per sold unit", not problems, "; ".join(problems) or "all match"))
+        problems.append(found("plays_orphaned", count=orphans))
+    out.append(Check("one_play_per_unit", not problems, tuple(problems or [found("all_match")])))
     wrong_lots = connection.execute(
         select(PlayRow.id, PlayRow.prize_cents, UnitRow.lot_cents)
         .join(UnitRow, (UnitRow.block_id == PlayRow.block_id) & (UnitRow.serial == PlayRow.serial))
         .where(PlayRow.prize_cents != UnitRow.lot_cents)
         .limit(5)
     ).all()
-    out.append(
-        (
-            "play lots equal unit lots",
-            not wrong_lots,
-            "all equal"
-            if not wrong_lots
-            else "; ".join(f"play {p}: lot {a}, unit {b}" for p, a, b in wrong_lots),
-        )
+    differ = tuple(
+        found("play_lot_differs", play=int(p), lot=int(a), unit=int(b)) for p, a, b in wrong_lots
     )
-    out.append(
-        (
-            "sold + unsold = block size",
-            not size_problems,
-            "; ".join(size_problems) or f"{len(units_per_block)} blocks complete",
-        )
-    )
+    out.append(Check("play_lots", not differ, differ or (found("all_equal"),)))
+    complete = found("blocks_complete", count=len(units_per_block))
+    out.append(Check("block_sizes", not size_problems, tuple(size_problems or [complete])))
     return out
 
 
-def _check_pending(connection: Connection) -> tuple[str, bool, str]:
+def _check_pending(connection: Connection) -> Check:
     held = connection.execute(
         select(Account.balance_cents).where(Account.id == PENDING_ACCOUNT)
     ).scalar_one()
@@ -326,10 +319,8 @@ def _check_pending(connection: Connection) -> tuple[str, bool, str]:
             PlayRow.mode == Mode.JOUER, PlayRow.revealed != ALL_GRIDS
         )
     ).scalar_one()
-    return (
-        "pending lots equal unfinished plays' lots",
-        held == waiting,
-        f"pending account {held}, lots of jouer plays not fully uncovered {waiting}",
+    return Check(
+        "pending_lots", held == waiting, (found("pending_held", held=held, waiting=int(waiting)),)
     )
 
 
@@ -352,7 +343,7 @@ def _moves(transaction: Any, account: Any, amount: Any) -> Any:
     )
 
 
-def _check_withdrawals(connection: Connection) -> list[tuple[str, bool, str]]:
+def _check_withdrawals(connection: Connection) -> list[Check]:
     held, paid_out = (
         connection.execute(select(Account.balance_cents).where(Account.id == account)).scalar_one()
         for account in (WITHDRAWALS_ACCOUNT, PAID_OUT_ACCOUNT)
@@ -405,22 +396,19 @@ def _check_withdrawals(connection: Connection) -> list[tuple[str, bool, str]]:
             LedgerTransaction.id.not_in(used.scalar_subquery()),
         )
     ).scalar_one()
+    sums = found(
+        "withdrawals_sums",
+        held=held,
+        requested=by_state.get("requested", 0),
+        paid_out=paid_out,
+        paid=by_state.get("paid", 0),
+        rejected=by_state.get("rejected", 0),
+    )
+    moves = [found("withdrawals_differ", ids=", ".join(map(str, wrong)))] if wrong else []
+    moves += [found("withdrawal_strays", count=stray)] if stray else []
     return [
-        (
-            "withdrawals held and paid out equal their withdrawals",
-            sums_ok,
-            f"withdrawals account {held}, requested {by_state.get('requested', 0)}; "
-            f"paid-out account {paid_out}, paid {by_state.get('paid', 0)}; "
-            f"rejected {by_state.get('rejected', 0)}",
-        ),
-        (
-            "each withdrawal's ledger moves its amount",
-            not wrong and not stray,
-            "all match"
-            if not wrong and not stray
-            else f"withdrawals {', '.join(map(str, wrong)) or 'none'} do not match their "
-            f"ledger transactions; {stray} withdrawal transactions belong to no withdrawal",
-        ),
+        Check("withdrawals_held", sums_ok, (sums,)),
+        Check("withdrawal_moves", not moves, tuple(moves or [found("all_match")])),
     ]
 
 
@@ -428,7 +416,7 @@ def _check_chain(
     connection: Connection,
     published: Sequence[tuple[int, str]] = (),
     roots: dict[int, bytes] | None = None,
-) -> tuple[str, bool, str]:
+) -> Check:
     """Walk the chain from the first record; fill ``roots`` (the sizes wanted, as keys) with
     the Merkle tree's root over the records at each of those sizes, as far as the chain holds."""
     wanted = {} if roots is None else roots
@@ -460,7 +448,7 @@ def _check_chain(
             break
         for r in rows:
             if r.seq != expected_seq:
-                return ("audit chain intact", False, f"record {expected_seq} is missing")
+                return _broken("record_missing", seq=expected_seq)
             digest = record_hash(
                 prev_sha256=prev,
                 seq=r.seq,
@@ -470,14 +458,9 @@ def _check_chain(
                 payload=r.payload,
             )
             if r.prev_sha256 != prev or r.sha256 != digest:
-                return ("audit chain intact", False, f"record {r.seq} does not match its hash")
+                return _broken("record_hash", seq=r.seq)
             if anchors.get(r.seq, {r.sha256}) != {r.sha256}:
-                return (
-                    "audit chain intact",
-                    False,
-                    f"record {r.seq} is not the published checkpoint at that sequence: "
-                    "the chain was rewritten",
-                )
+                return _broken("record_rewritten", seq=r.seq)
             frontier.append(tlog.leaf_hash(bytes.fromhex(r.sha256)))
             if r.seq in wanted:
                 wanted[r.seq] = frontier.root()
@@ -487,27 +470,29 @@ def _check_chain(
         select(AuditHead.seq, AuditHead.sha256).where(AuditHead.id == _HEAD)
     ).one()
     if head_seq != count or head_hash != prev:
-        return ("audit chain intact", False, f"head says {head_seq} records, the log has {count}")
+        return _broken("head_count", head=head_seq, records=count)
     beyond = sorted(seq for seq in anchors if seq > count)
     if beyond:
-        return (
-            "audit chain intact",
-            False,
-            f"a checkpoint at record {beyond[0]} is beyond the chain's {count} records",
-        )
-    return ("audit chain intact", True, f"{count} records, through {len(anchors)} checkpoints")
+        return _broken("checkpoint_beyond", seq=beyond[0], records=count)
+    whole = found("chain_whole", records=count, checkpoints=len(anchors))
+    return Check("audit_chain", True, (whole,))
 
 
-_TREE = "transparency log consistent"
+def _broken(code: str, **figures: int) -> Check:
+    return Check("audit_chain", False, (found(code, **figures),))
+
+
+def _tree_fails(code: str, **figures: int | str) -> Check:
+    return Check("transparency_log", False, (found(code, **figures),))
 
 
 def _tree_claims(
     connection: Connection, signed: Sequence[tuple[int, str]]
 ) -> list[tuple[str, int, str]] | str:
-    """Who says the log's Merkle root at which size: (who, size, root hex); or why the stored
-    tree cannot be read."""
+    """Who says the log's Merkle root at which size: (who, size, root hex), ``who`` a word of
+    :data:`~pharaon.service.findings.WORDS`; or why the stored tree cannot be read."""
     claims = [
-        ("the stored checkpoint", int(seq), str(root))
+        ("stored_checkpoint", int(seq), str(root))
         for seq, root in connection.execute(
             select(AuditCheckpoint.seq, AuditCheckpoint.root).where(
                 AuditCheckpoint.root.is_not(None)
@@ -517,43 +502,34 @@ def _tree_claims(
     size = logtree.stored_size(connection=connection)
     try:
         claims.append(
-            ("the stored tree", size, logtree.root(connection=connection, tree_size=size).hex())
+            ("stored_tree", size, logtree.root(connection=connection, tree_size=size).hex())
         )
     except ServiceError as exc:
         return exc.detail
-    claims += [("the signed checkpoint", size, root) for size, root in signed]
+    claims += [("signed_checkpoint", size, root) for size, root in signed]
     return claims
 
 
 def _check_tree(
     claims: list[tuple[str, int, str]] | str, roots: dict[int, bytes], *, chain_holds: bool
-) -> tuple[str, bool, str]:
+) -> Check:
     """Each claim's root against the log's at its size; a claim past a broken chain is not
     checked (the chain's check fails already), past a whole one it fails."""
     if isinstance(claims, str):
-        return (_TREE, False, claims)
+        return _tree_fails("tree_unreadable", reason=claims)
     unchecked = 0
     for who, size, root in claims:
-        found = roots.get(size, b"")
-        if not found and not chain_holds:
+        got = roots.get(size, b"")
+        if not got and not chain_holds:
             unchecked += 1
-        elif not found:
-            return (_TREE, False, f"{who} of {size} records is beyond the log's records")
-        elif found.hex() != root:
-            return (
-                _TREE,
-                False,
-                f"{who} of {size} records has root {root}, the log gives {found.hex()}: "
-                "the log was rewritten",
-            )
-    signed = sum(who == "the signed checkpoint" for who, _, _ in claims)
-    past = f" ({unchecked} past the chain's break not checked)" if unchecked else ""
-    return (
-        _TREE,
-        True,
-        f"the stored tree, {len(claims) - signed - 1} stored and {signed} signed checkpoints "
-        f"agree with the log{past}",
-    )
+        elif not got:
+            return _tree_fails("claim_beyond", who=who, size=size)
+        elif got.hex() != root:
+            return _tree_fails("claim_root", who=who, size=size, root=root, found=got.hex())
+    signed = sum(who == "signed_checkpoint" for who, _, _ in claims)
+    agree = [found("tree_agrees", stored=len(claims) - signed - 1, signed=signed)]
+    agree += [found("tree_unchecked", count=unchecked)] if unchecked else []
+    return Check("transparency_log", True, tuple(agree))
 
 
 def run_audit(
@@ -584,7 +560,7 @@ def run_audit(
     chain = _check_chain(connection, published, roots)
     checks += [
         chain,
-        _check_tree(claims, roots, chain_holds=chain[1]),
+        _check_tree(claims, roots, chain_holds=chain.passed),
         limits_audit.check_limits(connection),
     ]
     return AuditReport(tuple(checks))

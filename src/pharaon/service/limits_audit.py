@@ -27,12 +27,13 @@ from sqlalchemy import Connection, select
 
 from pharaon.game.modes import Mode
 from pharaon.service import limits
+from pharaon.service.findings import Check, Finding, found
 from pharaon.store.tables import AuditRecord, PlayRow
 
-NAME = "limits kept"
 _KINDS = ("deposit_limits", "stake_limits", "loss_limit", "purchase", "prize", "deposit")
 _BATCH = 10_000
 _SHOWN = 5  # failures named in the report
+_Fault = tuple[str, dict[str, int | str]]  # a finding's code and figures, but where it was
 
 
 class _Window:
@@ -67,14 +68,14 @@ class _Player:
     unknown: bool = False  # a record of theirs unreadable: their limits from then on unknown
 
 
-def check_limits(connection: Connection) -> tuple[str, bool, str]:
-    """The check's line for :func:`pharaon.service.audit.run_audit`: (name, passed, found)."""
+def check_limits(connection: Connection) -> Check:
+    """The check's line for :func:`pharaon.service.audit.run_audit`."""
     players: dict[int, _Player] = {}
-    faults: list[str] = []
+    faults: list[Finding] = []
     purchases = deposits = unread = 0
     for seq, at, kind, actor, payload, mode in _records(connection):
         try:
-            found = _replay(players, at, kind, payload, mode)
+            seen = _replay(players, at, kind, payload, mode)
         except (KeyError, TypeError, ValueError):  # a record the chain's check fails
             unread += 1
             if actor.startswith("player:") and actor[7:].isdigit():
@@ -84,23 +85,18 @@ def check_limits(connection: Connection) -> tuple[str, bool, str]:
             purchases += 1
         elif kind == "deposit":
             deposits += 1
-        who = f"player {payload['player_id']} at record {seq} ({at.isoformat()})"
-        faults += [f"{who}: {fault}" for fault in found]
+        where: dict[str, int | str] = {
+            "player": int(payload["player_id"]),
+            "seq": seq,
+            "at": at.isoformat(),
+        }
+        faults += [Finding(code, {**where, **figures}) for code, figures in seen]
     if faults:
-        more = f" (and {len(faults) - _SHOWN} more)" if len(faults) > _SHOWN else ""
-        return (NAME, False, "; ".join(faults[:_SHOWN]) + more)
-    return (
-        NAME,
-        True,
-        f"{purchases} purchases and {deposits} deposits of {len(players)} players within the "
-        "limits in force at their time"
-        + (
-            f" ({unread} records unreadable, their players' later ones not checked: left to "
-            "the chain's check)"
-            if unread
-            else ""
-        ),
-    )
+        more = [found("more_faults", count=len(faults) - _SHOWN)] if len(faults) > _SHOWN else []
+        return Check("limits_kept", False, (*faults[:_SHOWN], *more))
+    held = found("limits_held", purchases=purchases, deposits=deposits, players=len(players))
+    unchecked = [found("records_unread", count=unread)] if unread else []
+    return Check("limits_kept", True, (held, *unchecked))
 
 
 def _replay(
@@ -109,7 +105,7 @@ def _replay(
     kind: str,
     payload: dict[str, Any],
     mode: str | None,
-) -> list[str]:
+) -> list[_Fault]:
     """Replay one record of a player; what it passed, if it was a purchase or a deposit."""
     player = players.setdefault(int(payload["player_id"]), _Player())
     if player.unknown:
@@ -138,41 +134,50 @@ def _replay(
     return faults
 
 
-def _purchase_faults(player: _Player, at: datetime, payload: dict[str, Any]) -> Iterator[str]:
+def _purchase_faults(player: _Player, at: datetime, payload: dict[str, Any]) -> Iterator[_Fault]:
     stake = int(payload["stake_cents"])
-    found = limits.in_force(player.rows.values(), at)
-    if not found.moderators_set:
-        yield f"a stake of {stake} cents before the moderators were set"
+    rows = limits.in_force(player.rows.values(), at)
+    if not rows.moderators_set:
+        yield "stake_unmoderated", {"stake": stake}
     for period, span in limits.STAKE_PERIODS.items():
-        limit = found.of(period)
+        limit = rows.of(period)
         staked = player.stakes.after(at - span)
         if limit is not None and staked + stake > limit:
             yield (
-                f"{period} limit {limit} cents passed: {staked} cents staked in the "
-                f"{_span(span)} before, then {stake} more"
+                "stake_limit",
+                {
+                    "period": period,
+                    "limit": limit,
+                    "staked": staked,
+                    "span": _span(span),
+                    "stake": stake,
+                },
             )
-    limit = found.of(limits.LOSS)
+    limit = rows.of(limits.LOSS)
     since = limits.loss_window_start(at)
     loss = player.stakes.after(since) - player.credited.after(since)
     if limit is not None and loss + stake > limit:
-        yield (
-            f"weekly loss limit {limit} cents passed: a net loss of {loss} cents in the "
-            f"7 days before, then a stake of {stake}"
-        )
+        yield "loss_limit", {"limit": limit, "loss": loss, "stake": stake}
 
 
-def _deposit_faults(player: _Player, at: datetime, payload: dict[str, Any]) -> Iterator[str]:
+def _deposit_faults(player: _Player, at: datetime, payload: dict[str, Any]) -> Iterator[_Fault]:
     amount = int(payload["amount_cents"])
-    found = limits.in_force(player.rows.values(), at)
-    if not found.moderators_set:
-        yield f"a deposit of {amount} cents before the moderators were set"
+    rows = limits.in_force(player.rows.values(), at)
+    if not rows.moderators_set:
+        yield "deposit_unmoderated", {"amount": amount}
     for period, span in limits.PERIODS.items():
-        limit = found.of(period)
+        limit = rows.of(period)
         deposited = player.deposits.after(at - span)
         if limit is not None and deposited + amount > limit:
             yield (
-                f"{period} deposit limit {limit} cents passed: {deposited} cents deposited in "
-                f"the {_span(span)} before, then {amount} more"
+                "deposit_limit",
+                {
+                    "period": period,
+                    "limit": limit,
+                    "deposited": deposited,
+                    "span": _span(span),
+                    "amount": amount,
+                },
             )
 
 
@@ -186,7 +191,8 @@ def _read(payload: str) -> dict[str, Any]:
 
 
 def _span(span: timedelta) -> str:
-    return "24 hours" if span == timedelta(hours=24) else f"{span.days} days"
+    """The span's word (:data:`pharaon.service.findings.WORDS`)."""
+    return "24h" if span == timedelta(hours=24) else f"{span.days}d"
 
 
 def _records(

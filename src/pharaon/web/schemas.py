@@ -706,9 +706,25 @@ class AuditPageOut(BaseModel):
     lines: list[AuditLineOut]
 
 
+class FindingOut(BaseModel):
+    """What a check found: a code and its figures (service/findings.py), which the console
+    says in its words."""
+
+    code: str
+    figures: dict[str, int | str]
+
+
+class CheckOut(BaseModel):
+    code: str
+    name: str  # in English, as `pharaon audit` prints it
+    passed: bool
+    detail: str  # in English, as `pharaon audit` prints it
+    found: list[FindingOut]
+
+
 class AuditCheckOut(BaseModel):
     ok: bool
-    checks: list[tuple[str, bool, str]]
+    checks: list[CheckOut]
 
 
 class PlayerLineOut(BaseModel):

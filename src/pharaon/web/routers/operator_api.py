@@ -58,8 +58,10 @@ from pharaon.web.schemas import (
     AuditCheckOut,
     AuditLineOut,
     AuditPageOut,
+    CheckOut,
     DeactivateIn,
     ExportIn,
+    FindingOut,
     IdentityCheckOut,
     IdentityIn,
     IdentityLineOut,
@@ -277,7 +279,17 @@ async def audit_check(_current: CurrentOperator, db: DatabaseDep) -> AuditCheckO
     """The same checks as ``pharaon audit``, on one snapshot: ledger, units, block sizes, the
     audit chain."""
     report = await db.read(audit.run_audit, slow=True)
-    return AuditCheckOut(ok=report.ok, checks=list(report.checks))
+    checks = [
+        CheckOut(
+            code=check.code,
+            name=check.name,
+            passed=check.passed,
+            detail=check.detail,
+            found=[FindingOut(code=f.code, figures=dict(f.figures)) for f in check.found],
+        )
+        for check in report.checks
+    ]
+    return AuditCheckOut(ok=report.ok, checks=checks)
 
 
 @router.get("/players")

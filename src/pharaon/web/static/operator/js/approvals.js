@@ -6,15 +6,17 @@
 
 import { formatCents } from "../../js/money.js";
 import { api } from "./api.js";
-import { formatWhen, lang, t } from "./i18n.js";
+import { actorText, formatWhen, lang, measureText, orderTestText, t } from "./i18n.js";
 import { $, busy, el, isAuditor, say, state } from "./shared.js";
 
 let shown = null; // { block, figures }: what the verification panel shows
 let refreshBlocks = async () => {};
 
-/** An operator's name as the audit log has it, without its prefix. */
+/** Who approved: an operator by their e-mail, anyone else (a command's "auditor:…") in
+ * words. */
 function who(actor) {
-  return (actor ?? "").replace(/^operator:/, "");
+  const operator = /^operator:(.+)$/.exec(actor ?? "");
+  return operator ? operator[1] : actorText(actor ?? "");
 }
 
 function mayApprove(b) {
@@ -122,7 +124,7 @@ function measuresTable(fairness) {
       el(
         "tr",
         { class: m.alike ? "" : "differs", dataset: { name: m.name } },
-        el("td", { text: m.label }),
+        el("td", { title: m.name, text: measureText(m.name) }),
         el("td", { class: "num", text: `${number(m.losing_pct, 2)}\u00a0%` }),
         el("td", { class: "num", text: `${number(m.winning_pct, 2)}\u00a0%` }),
         el("td", { class: "num gap", text: number(m.gap_pp, 2) }),
@@ -139,7 +141,7 @@ function orderTable(fairness) {
       el(
         "tr",
         { class: x.passed ? "" : "differs", dataset: { name: x.name } },
-        el("td", { text: x.label }),
+        el("td", { title: x.name, text: orderTestText(x.name) }),
         el("td", { class: "num", text: pValue(x.p_value) }),
       ),
     ),

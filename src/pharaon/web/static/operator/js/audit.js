@@ -1,13 +1,16 @@
 // The audit screen: the log newest first, paged and filtered by kind and actor, and the same
-// checks as `pharaon audit` (POST /operator/audit/check) on a button.
+// checks as `pharaon audit` (POST /operator/audit/check) on a button, said in the console's
+// words from their codes and figures (the server's English is for `pharaon audit` and logs).
 
 import { api } from "./api.js";
-import { formatWhen, t } from "./i18n.js";
+import { actorText, findingText, formatWhen, kindText, t } from "./i18n.js";
 import { $, busy, el } from "./shared.js";
 
+// The kinds of audit records, offered in the filter (each said by kindText).
 const KINDS = [
   "account_closed",
   "account_opened",
+  "banned_list_loaded",
   "block_approved",
   "block_deactivated",
   "block_keys_revealed",
@@ -17,6 +20,8 @@ const KINDS = [
   "deposit_limits",
   "deposit_refused",
   "export",
+  "identity_suspended",
+  "identity_verified",
   "login",
   "login_failed",
   "logout",
@@ -24,7 +29,7 @@ const KINDS = [
   "operator_added",
   "password_changed",
   "play_finished_by_server",
-  "player",
+  "player_banned",
   "player_close",
   "player_exclude",
   "player_lift",
@@ -35,7 +40,12 @@ const KINDS = [
   "purchase_refused",
   "reality_check",
   "self_exclusion",
+  "stake_limits",
   "trace_export",
+  "withdrawal",
+  "withdrawal_paid",
+  "withdrawal_refused",
+  "withdrawal_rejected",
 ];
 
 let offset = 0;
@@ -44,15 +54,25 @@ let asked = 0; // requests made: only the last one's answer is shown
 let page = null;
 let check = null;
 
+/** A record's payload as the JSON it is, its accents as themselves (the chain hashes the
+ * stored text, which escapes them). */
+function readable(payload) {
+  try {
+    return JSON.stringify(JSON.parse(payload));
+  } catch {
+    return payload; // not JSON: the chain's check says so
+  }
+}
+
 function row(line) {
   return el(
     "tr",
     { dataset: { seq: line.seq } },
     el("td", { class: "num", text: String(line.seq) }),
     el("td", { text: formatWhen(line.created_at) }),
-    el("td", { class: "kind", text: line.kind }),
-    el("td", { class: "actor", text: line.actor }),
-    el("td", { class: "payload" }, el("code", { text: line.payload })),
+    el("td", { class: "kind", title: line.kind, dataset: { kind: line.kind }, text: kindText(line.kind) }),
+    el("td", { class: "actor", title: line.actor, text: actorText(line.actor) }),
+    el("td", { class: "payload" }, el("code", { text: readable(line.payload) })),
     el(
       "td",
       { class: "hash", title: line.sha256 },
@@ -77,20 +97,30 @@ function renderCheck() {
     el(
       "ul",
       { class: "checks" },
-      ...check.checks.map(([name, ok, detail]) =>
+      ...check.checks.map((c) =>
         el(
           "li",
-          { class: ok ? "ok" : "bad" },
-          el("strong", { text: t(ok ? "check_ok" : "check_bad") }),
-          ` ${name}`,
-          detail ? el("small", { text: ` — ${detail}` }) : null,
+          { class: c.passed ? "ok" : "bad", dataset: { code: c.code } },
+          el("strong", { text: t(c.passed ? "check_ok" : "check_bad") }),
+          ` ${t(`check_${c.code}`)}`,
+          c.found.length
+            ? el("small", { text: ` — ${c.found.map(findingText).join(t("list_sep"))}` })
+            : null,
         ),
       ),
     ),
   );
 }
 
+/** The filter's kinds, each said in words (again at a language switch). */
+function fillKinds() {
+  $("audit-kinds").replaceChildren(
+    ...KINDS.map((k) => el("option", { value: k, label: kindText(k) })),
+  );
+}
+
 export function render() {
+  fillKinds();
   renderCheck();
   if (page === null) return;
   $("audit-rows").replaceChildren(...page.lines.map(row));
@@ -119,7 +149,7 @@ export async function refresh() {
 }
 
 export function setUp() {
-  $("audit-kinds").replaceChildren(...KINDS.map((k) => el("option", { value: k })));
+  fillKinds();
   $("audit-limit").addEventListener("change", () => {
     offset = 0;
     refresh();

@@ -3,6 +3,7 @@
 // shown in Paris time, whatever the operator's machine says; the reports' days are UTC days.
 
 import { formatWhen as formatWhenHere, lang, setLang, translator } from "../../js/i18n.js";
+import { formatCents } from "../../js/money.js";
 
 export { lang, setLang };
 
@@ -222,6 +223,140 @@ const TEXT = {
     older: "Plus anciens",
     audit_position: "{first}–{last} sur {total}",
     audit_empty: "0 sur 0",
+    list_sep: " ; ",
+    actor_player: "joueur n° {id}",
+    actor_operator: "opérateur {id}",
+    actor_auditor: "auditeur {id}",
+    actor_server: "le serveur",
+    actor_anonymous: "anonyme",
+    check_ledger_balances: "Le grand livre s'équilibre",
+    check_balances_equal_ledgers: "Chaque solde égale ses écritures",
+    check_pending_lots: "Les lots en attente égalent ceux des parties inachevées",
+    check_withdrawals_held: "Les retraits retenus et versés égalent les retraits",
+    check_withdrawal_moves: "Chaque retrait déplace son montant au grand livre",
+    check_one_play_per_unit: "Une partie par unité vendue",
+    check_play_lots: "Le lot de chaque partie égale celui de son unité",
+    check_block_sizes: "Vendues + invendues = taille du bloc",
+    check_audit_chain: "La chaîne d'audit est intacte",
+    check_transparency_log: "Le journal de transparence est cohérent",
+    check_limits_kept: "Les limites des joueurs ont été respectées",
+    finding_all_equal: "tous égaux",
+    finding_all_match: "tout concorde",
+    finding_ledger_sums:
+      "les écritures totalisent {total} ; {unbalanced} opération(s) déséquilibrée(s) et {empty} vide(s)",
+    finding_account_differs: "compte n° {account} : solde {balance}, grand livre {ledger}",
+    finding_pending_held:
+      "compte d'attente {held} ; lots des parties Jouer pas entièrement découvertes {waiting}",
+    finding_withdrawals_sums:
+      "compte des retraits {held}, demandés {requested} ; compte des versements {paid_out}, versés {paid} ; refusés {rejected}",
+    finding_withdrawals_differ: "les retraits n° {ids} ne concordent pas avec leurs opérations",
+    finding_withdrawal_strays: "{count} opération(s) de retrait sans retrait",
+    finding_block_plays:
+      "bloc n° {block} : {sold} unités vendues, {plays} parties, {beyond} parties d'unités invendues",
+    finding_plays_orphaned: "{count} partie(s) sans leur unité",
+    finding_play_lot_differs: "partie n° {play} : lot {lot}, unité {unit}",
+    finding_blocks_complete: "{count} bloc(s) complet(s)",
+    finding_runs_cover: "bloc n° {block} : ses tranches de vente couvrent {covered} unités sur {size}",
+    finding_sold_unsold: "bloc n° {block} : {sold} vendues + {unsold} invendues ≠ {size}",
+    finding_chain_whole: "{records} enregistrements, à travers {checkpoints} point(s) de contrôle",
+    finding_record_missing: "l'enregistrement n° {seq} manque",
+    finding_record_hash: "l'enregistrement n° {seq} ne correspond pas à son empreinte",
+    finding_record_rewritten:
+      "l'enregistrement n° {seq} n'est pas le point de contrôle publié à ce rang : la chaîne a été réécrite",
+    finding_head_count: "la tête annonce {head} enregistrements, le journal en a {records}",
+    finding_checkpoint_beyond:
+      "un point de contrôle à l'enregistrement n° {seq} est au-delà des {records} enregistrements de la chaîne",
+    finding_tree_unreadable: "l'arbre enregistré ne peut pas être lu ({reason})",
+    finding_claim_beyond: "{who} à {size} enregistrements est au-delà du journal",
+    finding_claim_root:
+      "{who} à {size} enregistrements a pour racine {root}, le journal donne {found} : le journal a été réécrit",
+    finding_tree_agrees:
+      "l'arbre enregistré, {stored} point(s) de contrôle enregistré(s) et {signed} signé(s) concordent avec le journal",
+    finding_tree_unchecked: "{count} point(s) de contrôle au-delà de la rupture de la chaîne non vérifié(s)",
+    finding_limits_held:
+      "{purchases} achat(s) et {deposits} dépôt(s) de {players} joueur(s), dans les limites en vigueur à leur date",
+    finding_records_unread:
+      "{count} enregistrement(s) illisible(s) : les suivants de leurs joueurs ne sont pas vérifiés ici (la vérification de la chaîne échoue)",
+    finding_stake_unmoderated:
+      "joueur n° {player}, enregistrement n° {seq} ({at}) : une mise de {stake} avant que ses modérateurs soient fixés",
+    finding_stake_limit:
+      "joueur n° {player}, enregistrement n° {seq} ({at}) : limite de mise {period} de {limit} dépassée : {staked} misés sur {span}, puis {stake} de plus",
+    finding_loss_limit:
+      "joueur n° {player}, enregistrement n° {seq} ({at}) : limite de pertes hebdomadaire de {limit} dépassée : perte nette de {loss} sur 7 jours, puis une mise de {stake}",
+    finding_deposit_unmoderated:
+      "joueur n° {player}, enregistrement n° {seq} ({at}) : un dépôt de {amount} avant que ses modérateurs soient fixés",
+    finding_deposit_limit:
+      "joueur n° {player}, enregistrement n° {seq} ({at}) : limite de dépôt {period} de {limit} dépassée : {deposited} déposés sur {span}, puis {amount} de plus",
+    finding_more_faults: "et {count} de plus",
+    who_stored_checkpoint: "le point de contrôle enregistré",
+    who_stored_tree: "l'arbre enregistré",
+    who_signed_checkpoint: "le point de contrôle signé",
+    period_daily: "journalière",
+    period_weekly: "hebdomadaire",
+    period_monthly: "mensuelle",
+    period_stake_daily: "journalière",
+    period_stake_weekly: "hebdomadaire",
+    period_stake_monthly: "mensuelle",
+    span_24h: "24 heures",
+    span_7d: "7 jours",
+    span_30d: "30 jours",
+    kind_account_closed: "Compte fermé par le joueur",
+    kind_account_opened: "Compte ouvert",
+    kind_banned_list_loaded: "Liste des interdits de jeux chargée",
+    kind_block_approved: "Bloc approuvé",
+    kind_block_deactivated: "Bloc désactivé",
+    kind_block_keys_revealed: "Clés de bloc publiées",
+    kind_block_loaded: "Bloc chargé",
+    kind_cool_off: "Pause choisie",
+    kind_deposit: "Dépôt",
+    kind_deposit_limits: "Limites de dépôt",
+    kind_deposit_refused: "Dépôt refusé",
+    kind_export: "Export pour le régulateur",
+    kind_identity_suspended: "Jeu suspendu : identité non vérifiée",
+    kind_identity_verified: "Identité vérifiée",
+    kind_login: "Connexion",
+    kind_login_failed: "Connexion refusée",
+    kind_logout: "Déconnexion",
+    kind_loss_limit: "Limite de pertes",
+    kind_operator_added: "Opérateur ajouté",
+    kind_password_changed: "Mot de passe changé",
+    kind_play_finished_by_server: "Partie terminée par le serveur",
+    kind_player_banned: "Interdit de jeux",
+    kind_player_close: "Compte fermé par l'opérateur",
+    kind_player_exclude: "Exclusion par l'opérateur",
+    kind_player_lift: "Mesure levée",
+    kind_player_note: "Note au joueur",
+    kind_player_suspend: "Suspension par l'opérateur",
+    kind_prize: "Lot (4e grille découverte)",
+    kind_purchase: "Achat",
+    kind_purchase_refused: "Achat refusé",
+    kind_reality_check: "Rappel du temps de jeu",
+    kind_self_exclusion: "Auto-exclusion",
+    kind_stake_limits: "Limites de mise",
+    kind_trace_export: "Export des traces",
+    kind_withdrawal: "Demande de retrait",
+    kind_withdrawal_paid: "Retrait versé",
+    kind_withdrawal_refused: "Retrait refusé",
+    kind_withdrawal_rejected: "Retrait rejeté par l'opérateur",
+    kind_unknown: "Type inconnu ({kind})",
+    measure_line_three:
+      "Lignes loin des combinaisons gagnantes portant exactement trois fois un même symbole",
+    measure_bonus_three:
+      "Unités montrant trois cases d'un même symbole en contact dans la grille bonus (scarabée à part)",
+    measure_contact:
+      "Paires de cases bonus en contact, loin des combinaisons gagnantes, portant un même symbole",
+    measure_symbols: "{symbol} parmi les cases de la grille {grid} hors combinaisons gagnantes",
+    measure_unknown: "Mesure {name}",
+    order_runs: "Suites de gagnants et de perdants (test de Wald-Wolfowitz)",
+    order_serial_win: "Corrélation sérielle des gains, décalage {lag}",
+    order_serial_lot: "Corrélation sérielle de log(1 + lot), décalage {lag}",
+    order_unknown: "Test {name}",
+    symbol_P: "Pharaon",
+    symbol_Y: "Pyramide",
+    symbol_O: "Œil",
+    symbol_X: "Croix",
+    symbol_J: "Chacal",
+    symbol_S: "Scarabée",
     err_unauthorized: "Connexion refusée ou expirée : vérifiez l'adresse, le mot de passe et le code.",
     err_forbidden: "Refusé (403) : {detail}",
     err_csrf: "Refusé : la session de la page n'est plus valable, reconnectez-vous.",
@@ -517,6 +652,135 @@ const TEXT = {
     older: "Older",
     audit_position: "{first}–{last} of {total}",
     audit_empty: "0 of 0",
+    list_sep: "; ",
+    actor_player: "player #{id}",
+    actor_operator: "operator {id}",
+    actor_auditor: "auditor {id}",
+    actor_server: "the server",
+    actor_anonymous: "anonymous",
+    check_ledger_balances: "The ledger balances",
+    check_balances_equal_ledgers: "Each balance equals its entries",
+    check_pending_lots: "Pending lots equal the unfinished plays' lots",
+    check_withdrawals_held: "Withdrawals held and paid out equal the withdrawals",
+    check_withdrawal_moves: "Each withdrawal moves its amount on the ledger",
+    check_one_play_per_unit: "One play per sold unit",
+    check_play_lots: "Each play's lot equals its unit's",
+    check_block_sizes: "Sold + unsold = block size",
+    check_audit_chain: "The audit chain is intact",
+    check_transparency_log: "The transparency log is consistent",
+    check_limits_kept: "The players' limits were kept",
+    finding_all_equal: "all equal",
+    finding_all_match: "all match",
+    finding_ledger_sums:
+      "entries sum to {total}; {unbalanced} unbalanced and {empty} empty transactions",
+    finding_account_differs: "account #{account}: balance {balance}, ledger {ledger}",
+    finding_pending_held: "pending account {held}; lots of Jouer plays not fully uncovered {waiting}",
+    finding_withdrawals_sums:
+      "withdrawals account {held}, requested {requested}; paid-out account {paid_out}, paid {paid}; rejected {rejected}",
+    finding_withdrawals_differ: "withdrawals #{ids} do not match their ledger transactions",
+    finding_withdrawal_strays: "{count} withdrawal transactions belong to no withdrawal",
+    finding_block_plays:
+      "block #{block}: {sold} units sold, {plays} plays, {beyond} plays of unsold units",
+    finding_plays_orphaned: "{count} plays without their unit",
+    finding_play_lot_differs: "play #{play}: lot {lot}, unit {unit}",
+    finding_blocks_complete: "{count} blocks complete",
+    finding_runs_cover: "block #{block}: its sale runs cover {covered} of {size} units",
+    finding_sold_unsold: "block #{block}: {sold} sold + {unsold} unsold ≠ {size}",
+    finding_chain_whole: "{records} records, through {checkpoints} checkpoints",
+    finding_record_missing: "record #{seq} is missing",
+    finding_record_hash: "record #{seq} does not match its hash",
+    finding_record_rewritten:
+      "record #{seq} is not the published checkpoint at that sequence: the chain was rewritten",
+    finding_head_count: "the head says {head} records, the log has {records}",
+    finding_checkpoint_beyond: "a checkpoint at record #{seq} is beyond the chain's {records} records",
+    finding_tree_unreadable: "the stored tree cannot be read ({reason})",
+    finding_claim_beyond: "{who} of {size} records is beyond the log",
+    finding_claim_root: "{who} of {size} records has root {root}, the log gives {found}: the log was rewritten",
+    finding_tree_agrees: "the stored tree, {stored} stored and {signed} signed checkpoints agree with the log",
+    finding_tree_unchecked: "{count} checkpoints past the chain's break not checked",
+    finding_limits_held:
+      "{purchases} purchases and {deposits} deposits of {players} players, within the limits in force at their time",
+    finding_records_unread:
+      "{count} records unreadable: their players' later ones are not checked here (the chain's check fails)",
+    finding_stake_unmoderated:
+      "player #{player}, record #{seq} ({at}): a stake of {stake} before their moderators were set",
+    finding_stake_limit:
+      "player #{player}, record #{seq} ({at}): {period} stake limit of {limit} passed: {staked} staked in {span}, then {stake} more",
+    finding_loss_limit:
+      "player #{player}, record #{seq} ({at}): weekly loss limit of {limit} passed: a net loss of {loss} in 7 days, then a stake of {stake}",
+    finding_deposit_unmoderated:
+      "player #{player}, record #{seq} ({at}): a deposit of {amount} before their moderators were set",
+    finding_deposit_limit:
+      "player #{player}, record #{seq} ({at}): {period} deposit limit of {limit} passed: {deposited} deposited in {span}, then {amount} more",
+    finding_more_faults: "and {count} more",
+    who_stored_checkpoint: "the stored checkpoint",
+    who_stored_tree: "the stored tree",
+    who_signed_checkpoint: "the signed checkpoint",
+    period_daily: "daily",
+    period_weekly: "weekly",
+    period_monthly: "monthly",
+    period_stake_daily: "daily",
+    period_stake_weekly: "weekly",
+    period_stake_monthly: "monthly",
+    span_24h: "24 hours",
+    span_7d: "7 days",
+    span_30d: "30 days",
+    kind_account_closed: "Account closed by the player",
+    kind_account_opened: "Account opened",
+    kind_banned_list_loaded: "Banned-gamblers list loaded",
+    kind_block_approved: "Block approved",
+    kind_block_deactivated: "Block deactivated",
+    kind_block_keys_revealed: "Block keys published",
+    kind_block_loaded: "Block loaded",
+    kind_cool_off: "Cool-off chosen",
+    kind_deposit: "Deposit",
+    kind_deposit_limits: "Deposit limits",
+    kind_deposit_refused: "Deposit refused",
+    kind_export: "Export for the regulator",
+    kind_identity_suspended: "Play suspended: identity not verified",
+    kind_identity_verified: "Identity verified",
+    kind_login: "Log-in",
+    kind_login_failed: "Log-in refused",
+    kind_logout: "Log-out",
+    kind_loss_limit: "Loss limit",
+    kind_operator_added: "Operator added",
+    kind_password_changed: "Password changed",
+    kind_play_finished_by_server: "Play finished by the server",
+    kind_player_banned: "Banned from gambling",
+    kind_player_close: "Account closed by the operator",
+    kind_player_exclude: "Exclusion by the operator",
+    kind_player_lift: "Measure lifted",
+    kind_player_note: "Note to the player",
+    kind_player_suspend: "Suspension by the operator",
+    kind_prize: "Lot (fourth grid uncovered)",
+    kind_purchase: "Purchase",
+    kind_purchase_refused: "Purchase refused",
+    kind_reality_check: "Reality check",
+    kind_self_exclusion: "Self-exclusion",
+    kind_stake_limits: "Stake limits",
+    kind_trace_export: "Traces export",
+    kind_withdrawal: "Withdrawal asked",
+    kind_withdrawal_paid: "Withdrawal paid",
+    kind_withdrawal_refused: "Withdrawal refused",
+    kind_withdrawal_rejected: "Withdrawal rejected by the operator",
+    kind_unknown: "Unknown kind ({kind})",
+    measure_line_three: "Lines away from winning combinations holding exactly three of one symbol",
+    measure_bonus_three:
+      "Units showing three same-symbol cells in contact in the bonus grid (scarab aside)",
+    measure_contact:
+      "Pairs of bonus cells in contact, away from winning combinations, holding one symbol",
+    measure_symbols: "{symbol} among grid {grid}'s cells outside winning combinations",
+    measure_unknown: "Measure {name}",
+    order_runs: "Runs of winning and losing units (Wald-Wolfowitz test)",
+    order_serial_win: "Serial correlation of winning, lag {lag}",
+    order_serial_lot: "Serial correlation of log(1 + lot), lag {lag}",
+    order_unknown: "Test {name}",
+    symbol_P: "Pharaoh",
+    symbol_Y: "Pyramid",
+    symbol_O: "Eye",
+    symbol_X: "Ankh",
+    symbol_J: "Jackal",
+    symbol_S: "Scarab",
     err_unauthorized: "Log-in refused or expired: check the address, password and code.",
     err_forbidden: "Refused (403): {detail}",
     err_csrf: "Refused: the page's session is no longer valid, log in again.",
@@ -635,4 +899,55 @@ export function blockRefusal(detail) {
   if (detail.startsWith("this is a test block")) return t("block_test_refused");
   if (detail.startsWith("block is for game")) return t("block_other_game");
   return t("block_failed", { detail });
+}
+
+// What the audit's checks found (service/findings.py): a code and its figures. Amounts are in
+// cents, times ISO 8601, and the words (who, period, span) are said from this table too.
+const CENTS = new Set([
+  "total", "balance", "ledger", "held", "waiting", "requested", "paid_out", "paid", "rejected",
+  "lot", "unit", "stake", "limit", "staked", "loss", "amount", "deposited",
+]);
+const WORDS = new Set(["who", "period", "span"]);
+
+/** A finding ({code, figures}) in the console's words. */
+export function findingText(finding) {
+  const figures = {};
+  for (const [name, value] of Object.entries(finding.figures)) {
+    if (CENTS.has(name)) figures[name] = formatCents(value);
+    else if (WORDS.has(name)) figures[name] = t(`${name}_${value}`);
+    else if (name === "at") figures[name] = formatWhen(value);
+    else figures[name] = value;
+  }
+  return t(`finding_${finding.code}`, figures);
+}
+
+/** An audit record's kind in words. */
+export function kindText(kind) {
+  const key = `kind_${kind}`;
+  return t(key) === key ? t("kind_unknown", { kind }) : t(key);
+}
+
+/** A near-miss measure's name (pharaon.pool.stats) in words. */
+export function measureText(name) {
+  const symbols = /^symbols_grid(\d)_([A-Z])$/.exec(name);
+  if (symbols) return t("measure_symbols", { grid: symbols[1], symbol: t(`symbol_${symbols[2]}`) });
+  const key = `measure_${name}`;
+  return t(key) === key ? t("measure_unknown", { name }) : t(key);
+}
+
+/** An order test's name (pharaon.pool.stats) in words. */
+export function orderTestText(name) {
+  const serial = /^serial_(win|lot)_(\d+)$/.exec(name);
+  if (serial) return t(`order_serial_${serial[1]}`, { lag: serial[2] });
+  const key = `order_${name}`;
+  return t(key) === key ? t("order_unknown", { name }) : t(key);
+}
+
+/** An audit record's actor (service/audit.py: "player:12", "operator:ana@example.org",
+ * "server", "anonymous") in words. */
+export function actorText(actor) {
+  const named = /^(player|operator|auditor):(.+)$/.exec(actor);
+  if (named) return t(`actor_${named[1]}`, { id: named[2] });
+  const key = `actor_${actor}`;
+  return t(key) === key ? actor : t(key);
 }
