@@ -1,6 +1,6 @@
 """The back office's sales report (service/sales_report.py), on both databases: per UTC day and
 price, the plays, stakes and lots sold, the payout rate against the planned 70 %, and the
-liability, the lots still to be won in the blocks on sale."""
+liability, the lots still to be won in the blocks on sale or approved to follow."""
 
 from __future__ import annotations
 
@@ -10,12 +10,13 @@ from datetime import UTC, date, datetime, timedelta
 from sqlalchemy import Engine, func, select
 
 from pharaon.game.modes import Mode
-from pharaon.service import blocks, plays, sales_report
+from pharaon.service import approvals, blocks, loading, plays, sales_report
+from pharaon.service.clock import utcnow
 from pharaon.service.orders import Order
 from pharaon.store.engine import make_sessionmaker
 from pharaon.store.tables import UnitRow
 from pharaon.store.transactions import Transactions
-from tests.conftest import BlockLoader
+from tests.conftest import BlockLoader, make_block
 from tests.service.helpers import buy, funded_player
 
 LATE = datetime(2026, 6, 15, 23, 59, 59, tzinfo=UTC)  # the last second of a UTC day
@@ -60,6 +61,30 @@ def test_before_any_sale_the_liability_is_every_lot_on_sale(
     assert (report.stakes_cents, report.prizes_cents, report.payout_bp) == (0, 0, None)
     assert report.planned_payout_bp == 7_000  # 70 % of sales (GAME.md §2)
     assert report.liability_cents == _lots(db, one, two) > 0
+
+
+def test_a_block_counts_in_the_liability_once_approved(
+    engine: Engine, db: Transactions, load: BlockLoader
+) -> None:
+    """A block loaded and waiting for its auditor is no promise yet; approved, it is, whether
+    it goes on sale at once or waits behind the block open at its price."""
+    on_sale = load(100, size=40)
+    with make_sessionmaker(engine).begin() as session:
+        waiting = loading.load_block(
+            session=session,
+            block=make_block(100, size=40, number=2),
+            allow_test=True,
+            actor="test",
+            now=utcnow(),
+        )
+    assert _report(db).liability_cents == _lots(db, on_sale)
+    with make_sessionmaker(engine).begin() as session:
+        figures = approvals.verify_loaded(connection=session.connection(), block_id=waiting)
+        state = approvals.approve(
+            session=session, block_id=waiting, actor="auditor:test", figures=figures, now=utcnow()
+        )
+    assert state == "loaded"  # behind the open one
+    assert _report(db).liability_cents == _lots(db, on_sale, waiting)
 
 
 def test_lines_per_utc_day_and_price_equal_what_was_sold(

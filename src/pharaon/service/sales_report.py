@@ -73,10 +73,12 @@ def sales_report(
     )
     stakes = sum(line.stakes_cents for line in lines)
     prizes = sum(line.prizes_cents for line in lines)
+    # The blocks on sale and those approved to follow them; one loaded but not approved is
+    # not yet the operator's promise (an auditor may refuse it).
     liability = sum(
         lot * n
         for b in blocks.list_blocks(connection=connection)
-        if b.state in ("loaded", "open")
+        if b.state == "open" or (b.state == "loaded" and b.approved_at is not None)
         for lot, n in b.remaining_lots
     )
     return SalesReport(
