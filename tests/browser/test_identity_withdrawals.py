@@ -113,9 +113,27 @@ def test_identity_then_withdrawals_on_both_screens(
     expect(first).to_contain_text("1 500,00 €")
     expect(first).to_contain_text("FR7630006000011234567890189")
     console.screenshot(path=str(screenshots / "console-withdrawals.png"), full_page=True)
+    # « Valider » asks first: the amount, the IBAN and the player said again; « Annuler »
+    # pays nothing.
+    approvals: list[str] = []
+    console.on("request", lambda r: approvals.append(r.url) if r.url.endswith("/approve") else None)
+    first.get_by_role("button", name="Valider").click()
+    confirm = console.locator("#approve-form")
+    expect(confirm).to_be_visible()
+    expect(confirm).to_contain_text(
+        "1 500,00 € seront versés sur l'IBAN FR7630006000011234567890189"
+    )
+    expect(confirm).to_contain_text(email)
+    console.locator("#approve-cancel").click()
+    expect(confirm).to_be_hidden()
+    expect(first).to_be_visible()
+    assert approvals == []
+    first.get_by_role("button", name="Valider").click()
     with console.expect_response(lambda r: r.url.endswith("/approve")) as answer:
-        first.get_by_role("button", name="Valider").click()
+        console.locator("#approve-submit").click()
     assert answer.value.status == 200, answer.value.text()
+    assert len(approvals) == 1
+    expect(confirm).to_be_hidden()
     expect(console.locator("#message")).to_contain_text("validé")
     expect(first).to_have_count(0)
     second.get_by_role("button", name="Refuser").click()

@@ -433,6 +433,10 @@ const TEXT = {
     withdrawal_paid: "versé",
     withdrawal_rejected: "refusé",
     approve: "Valider",
+    approve_title: "Valider le retrait n° {id} ({amount})",
+    approve_note:
+      "{amount} seront versés sur l'IBAN {iban}, au nom vérifié de {email}. Un versement ne se reprend pas.",
+    approve_confirm: "Verser {amount}",
     approve_label: "Valider le retrait n° {id}",
     reject: "Refuser",
     reject_label: "Refuser le retrait n° {id}",
@@ -855,6 +859,10 @@ const TEXT = {
     withdrawal_paid: "paid",
     withdrawal_rejected: "rejected",
     approve: "Approve",
+    approve_title: "Approve withdrawal #{id} ({amount})",
+    approve_note:
+      "{amount} will be paid to IBAN {iban}, in the verified name of {email}. A payment cannot be taken back.",
+    approve_confirm: "Pay {amount}",
     approve_label: "Approve withdrawal #{id}",
     reject: "Reject",
     reject_label: "Reject withdrawal #{id}",

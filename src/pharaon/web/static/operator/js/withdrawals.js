@@ -1,6 +1,7 @@
 // The withdrawals screen: the withdrawals above the threshold waiting for an admin, oldest
-// first; an admin approves one (paid to the verified IBAN) or rejects it with a reason the
-// player reads (the amount goes back to the player's balance). An analyst only reads.
+// first; an admin approves one (paid to the verified IBAN, once confirmed: the amount, the IBAN
+// and the player said again) or rejects it with a reason the player reads (the amount goes back
+// to the player's balance). An analyst only reads.
 
 import { formatCents } from "../../js/money.js";
 import { api } from "./api.js";
@@ -9,6 +10,7 @@ import { $, busy, el, isAdmin, say, table } from "./shared.js";
 
 let waiting = null;
 let rejecting = null; // the withdrawal whose rejection is being written
+let approving = null; // the withdrawal whose payment waits for its confirmation
 
 function row(w) {
   const actions = isAdmin()
@@ -18,7 +20,7 @@ function row(w) {
           class: "small primary",
           text: t("approve"),
           "aria-label": t("approve_label", { id: w.withdrawal_id }),
-          onclick: (event) => approve(w, event.currentTarget),
+          onclick: () => askApprove(w),
         }),
         el("button", {
           type: "button",
@@ -41,19 +43,38 @@ function row(w) {
   );
 }
 
-async function approve(w, button) {
-  const done = await busy(button, () => api.approve(w.withdrawal_id));
-  if (done === undefined) {
-    await refresh();
-    return;
+function askApprove(w) {
+  approving = w;
+  rejecting = null;
+  render();
+  $("approve-submit").focus();
+}
+
+function renderApproveForm() {
+  const w = approving;
+  $("approve-form").hidden = w === null;
+  if (w === null) return;
+  const amount = formatCents(w.amount_cents);
+  $("approve-title").textContent = t("approve_title", { id: w.withdrawal_id, amount });
+  $("approve-note").textContent = t("approve_note", { amount, iban: w.iban, email: w.email });
+  $("approve-submit").textContent = t("approve_confirm", { amount });
+}
+
+async function approve() {
+  const w = approving;
+  if (!w) return;
+  const done = await busy($("approve-submit"), () => api.approve(w.withdrawal_id));
+  approving = null;
+  if (done !== undefined) {
+    say(() => t("approved", { id: w.withdrawal_id, amount: formatCents(w.amount_cents) }), "success");
   }
-  say(() => t("approved", { id: w.withdrawal_id, amount: formatCents(w.amount_cents) }), "success");
   await refresh();
 }
 
 function askReject(w) {
   rejecting = w;
-  renderRejectForm();
+  approving = null;
+  render();
   $("reject-reason").value = "";
   $("reject-reason").focus();
 }
@@ -67,6 +88,7 @@ function renderRejectForm() {
 
 export function render() {
   if (waiting !== null) table("withdrawals-rows", "withdrawals-empty", waiting.map(row));
+  renderApproveForm();
   renderRejectForm();
 }
 
@@ -88,6 +110,14 @@ export function setUp() {
     rejecting = null;
     say(() => t("rejected", { id: w.withdrawal_id, amount: formatCents(w.amount_cents) }), "success");
     await refresh();
+  });
+  $("approve-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    approve();
+  });
+  $("approve-cancel").addEventListener("click", () => {
+    approving = null;
+    renderApproveForm();
   });
   $("reject-cancel").addEventListener("click", () => {
     rejecting = null;
