@@ -160,6 +160,18 @@ def test_ledger_kinds_and_times_in_paris(
     assert not RAW_KINDS & set(texts)
 
 
+def _pace(hours: float | None) -> str:
+    """What the console says of a stock lasting ``hours`` (operator/js/i18n.js formatPace)."""
+    if hours is None:
+        return "—"
+    if hours < 48:
+        text = f"{hours:.1f}".replace(".", ",")
+        return f"{text.removesuffix(',0')} h"
+    if hours < 365 * 24:
+        return f"{int(hours // 24)} j"
+    return "plus d'un an"
+
+
 def test_the_stock_and_its_alerts_in_french(
     far_console: Page, server: Server, admins: dict[str, str]
 ) -> None:
@@ -184,6 +196,15 @@ def test_the_stock_and_its_alerts_in_french(
         price = f"{alert['price_cents'] // 100}\u00a0€"
         expect(shown.nth(index)).to_contain_text(f"Stock bas à {price} : {units} unités restantes")
     expect(page.locator("#alerts")).not_to_contain_text("units left")
+    # How long each stock lasts: hours up to two days, then days, then "more than a year"
+    # (a pace of a few sales a day no longer reads « 2999976,0 »); counts with their thousands.
+    for index, line in enumerate(watch["stock"]):
+        expect(rows.nth(index).locator("td").nth(5)).to_have_text(_pace(line["hours_left"]))
+    said = page.evaluate(
+        "import('/static/operator/js/i18n.js').then((m) => [m.formatCount(1000000), "
+        "m.formatPace(2999976), m.formatPace(31.46), m.formatPace(100), m.formatPace(null)])"
+    )
+    assert said == ["1\u202f000\u202f000", "plus d'un an", "31,5 h", "4 j", "—"]
 
 
 def _words(text: str) -> set[str]:

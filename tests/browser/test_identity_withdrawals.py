@@ -75,7 +75,12 @@ def test_identity_then_withdrawals_on_both_screens(
     _open_file(console, email)
     expect(console.locator("#file-identity")).to_contain_text("provisoire, 30 jour(s)")
     assert _verify(console, IBAN.replace("189", "188")) == 422  # mistyped: nothing verified
-    expect(console.locator("#message")).to_be_visible()
+    # The refusal names the field, marks it and takes the admin there.
+    expect(console.locator("#message")).to_have_text(
+        "Saisie refusée : vérifiez « IBAN au nom du joueur »."
+    )
+    expect(console.locator("#identity-iban")).to_have_attribute("aria-invalid", "true")
+    expect(console.locator("#identity-iban")).to_be_focused()
     expect(console.locator("#identity-form")).to_be_visible()
     assert _verify(console, IBAN) == 201
     expect(console.locator("#message")).to_contain_text("vérifiée")

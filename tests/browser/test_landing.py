@@ -10,6 +10,7 @@ from playwright.sync_api import Browser, Page, expect
 from pharaon.game.money import format_cents
 from pharaon.game.rules import rules
 from tests.browser.conftest import Server
+from tests.browser.helpers import api, sign_up, tab
 
 pytestmark = pytest.mark.browser
 
@@ -71,3 +72,38 @@ def test_the_landing_fits_a_phone(browser: Browser, server: Server) -> None:
         assert 0 <= box["x"] <= box["x"] + box["width"] <= 390
     finally:
         context.close()
+
+
+def test_a_player_finds_the_odds_in_the_rules(page: Page) -> None:
+    """Logged in, the landing is gone: « Infos » says the same odds under the rules."""
+    sign_up(page)
+    tab(page, "Infos")
+    odds = f"{_odds():.2f}".replace(".", ",")
+    expect(page.locator("#rules-odds")).to_have_text(
+        f"1 chance sur {odds} de gagner un lot, à chaque prix."
+    )
+    expect(page.locator("#landing")).to_be_hidden()
+
+
+def test_the_bonus_shapes_are_drawn(page: Page) -> None:
+    """« Infos » draws the seven shapes four cells in contact make in the bonus (the
+    server's: GET /rules), each its four cells filled, named by its letter."""
+    page.locator("#tabs").get_by_role("button", name="Infos").click()
+    shapes = page.locator("#bonus-shapes .shape")
+    served = api(page, "/rules")["bonus_shapes"]
+    expect(shapes).to_have_count(len(served))
+    assert len(served) == 7
+    for index, shape in enumerate(served):
+        drawn = shapes.nth(index)
+        expect(drawn.locator(".shape-name")).to_have_text(shape["name"])
+        expect(drawn.locator(".on")).to_have_count(4)
+        on = drawn.locator(".shape-cells span").evaluate_all(
+            "cells => cells.map((c) => c.classList.contains('on'))"
+        )
+        columns = max(c for _, c in shape["cells"])
+        filled = {(k // columns + 1, k % columns + 1) for k, lit in enumerate(on) if lit}
+        assert filled == {tuple(cell) for cell in shape["cells"]}, shape["name"]
+        box = drawn.locator(".on").first.bounding_box()
+        assert box is not None
+        assert box["width"] >= 12
+    expect(page.locator("#bonus-shapes figcaption")).to_contain_text("Quatre cases en contact")

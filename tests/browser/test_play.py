@@ -65,10 +65,11 @@ def test_sign_up_deposit_and_jouer_at_each_stake(page: Page) -> None:
     for row, play in zip(rows.all(), reversed(played), strict=True):
         assert row.get_attribute("data-play-id") == str(play["play_id"])
         cells = row.locator("td")
-        expect(cells.nth(1)).to_have_text(f"{play['stake_cents'] // 100} €")
-        expect(cells.nth(2)).to_have_text(format_cents(play["prize_cents"]))
-        expect(cells.nth(3)).to_have_text(format_cents(play["balance_before_cents"]))
-        expect(cells.nth(4)).to_have_text(format_cents(play["balance_after_cents"]))
+        expect(cells.nth(1)).to_have_text({"jouer": "Jouer", "auto": "Auto"}[play["mode"]])
+        expect(cells.nth(2)).to_have_text(f"{play['stake_cents'] // 100} €")
+        expect(cells.nth(3)).to_have_text(format_cents(play["prize_cents"]))
+        expect(cells.nth(4)).to_have_text(format_cents(play["balance_before_cents"]))
+        expect(cells.nth(5)).to_have_text(format_cents(play["balance_after_cents"]))
     # Each unit viewable in full with its combinations marked.
     for play in played:
         page.get_by_role("button", name=f"Voir la partie n° {play['play_id']}").click()
@@ -163,8 +164,8 @@ def test_history_resumes_an_unfinished_play(page: Page) -> None:
     uncover(page, 2)
     tab(page, "Historique")
     row = page.locator(f'#history-rows tr[data-play-id="{bought["play_id"]}"]')
-    expect(row.locator("td").nth(2)).to_have_text("en cours")
-    expect(row.locator("td").nth(4)).to_have_text("—")
+    expect(row.locator("td").nth(3)).to_have_text("en cours")
+    expect(row.locator("td").nth(5)).to_have_text("—")
     page.get_by_role("button", name=f"Reprendre la partie n° {bought['play_id']}").click()
     expect(page.locator("#view-game")).to_be_visible()
     expect(page.get_by_role("button", name="Grille 1", exact=True)).to_be_focused()
@@ -221,6 +222,8 @@ def test_history_shows_the_last_ten_then_older_ones(page: Page) -> None:
     expect(rows).to_have_count(10)
     newest = [str(p["play_id"]) for p in reversed(made)]
     assert [r.get_attribute("data-play-id") for r in rows.all()] == newest[:10]
+    # Bought with « Auto » (here through the API): the history says so.
+    expect(rows.locator("td:nth-child(2)")).to_have_text(["Auto"] * 10)
     page.get_by_role("button", name="Parties plus anciennes").click()
     expect(rows).to_have_count(12)
     assert [r.get_attribute("data-play-id") for r in rows.all()] == newest

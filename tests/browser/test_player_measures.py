@@ -42,6 +42,15 @@ def _take(console: Page, email: str, measure: str, reason: str, days: int | None
     console.select_option("#measure-kind", measure)
     if days is not None:
         console.fill("#measure-days", str(days))
+    box = console.locator("#measure-reason")
+    # A box to write a reason in: the form's width, several lines high, as the inputs look.
+    width, height, form, field = box.evaluate(
+        "n => [n.getBoundingClientRect().width, n.getBoundingClientRect().height, "
+        "n.form.clientWidth, n.form.elements['measure-kind'].getBoundingClientRect().width]"
+    )
+    assert width >= 0.8 * form, (width, form)
+    assert width >= field - 1, (width, field)
+    assert height >= 80, height
     console.fill("#measure-reason", reason)
     with console.expect_response(lambda r: r.url.endswith("/measures")) as answer:
         console.locator("#measure-submit").click()

@@ -4,11 +4,13 @@ at least 4.5), the prize table whole on a phone, and the API docs served without
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.browser.conftest import Server
-from tests.browser.helpers import sign_up, tab
+from tests.browser.helpers import deposit, press_buy, sign_up, tab
 
 pytestmark = pytest.mark.browser
 
@@ -32,6 +34,26 @@ CONTRAST = """
   }
   const [a, b] = [luminance(fg), luminance(bg)].sort((x, y) => y - x);
   return (a + 0.05) / (b + 0.05);
+}
+"""
+
+
+# The words of a node's text that the layout broke over two lines or more.
+BROKEN_WORDS = """
+(root) => {
+  const broken = [];
+  const walker = document.createTreeWalker(root, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const node = walker.currentNode;
+    for (const word of node.textContent.matchAll(/\\S+/g)) {
+      const range = document.createRange();
+      range.setStart(node, word.index);
+      range.setEnd(node, word.index + word[0].length);
+      const lines = new Set([...range.getClientRects()].map((r) => Math.round(r.top)));
+      if (lines.size > 1) broken.push(word[0]);
+    }
+  }
+  return broken;
 }
 """
 
@@ -74,6 +96,10 @@ def test_the_prize_table_fits_a_phone(browser: Browser, server: Server) -> None:
             assert box["x"] >= 0
             assert box["x"] + box["width"] <= 390, (index, box)
         assert phone.evaluate("document.documentElement.scrollWidth") <= 390
+        # Whole in its frame (nothing to scroll sideways), and no word cut over two lines.
+        table = phone.locator("#prizes-table")
+        assert table.evaluate("n => n.scrollWidth <= n.clientWidth"), "the table overflows"
+        assert table.evaluate(BROKEN_WORDS) == []
     finally:
         context.close()
 
@@ -102,3 +128,20 @@ def test_the_api_docs_need_no_internet(page: Page, server: Server) -> None:
     )
     expect(page.locator(".opblock")).to_have_count(operations)
     assert outside == []
+
+
+def test_what_was_said_on_a_tab_goes_with_it(page: Page) -> None:
+    """« Partie reprise… » is the game's: another tab does not keep it; an error stays."""
+    sign_up(page)
+    deposit(page, "20")
+    tab(page, "Jeu")
+    press_buy(page, "Jouer")
+    page.reload()
+    message = page.locator("#message")
+    expect(message).to_contain_text("Partie reprise")
+    tab(page, "Historique")
+    expect(message).to_be_hidden()
+    deposit(page, "0", expect_ok=False)
+    expect(message).to_have_class(re.compile(r"\berror\b"))
+    tab(page, "Infos")
+    expect(message).to_be_visible()

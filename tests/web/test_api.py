@@ -12,6 +12,7 @@ from sqlalchemy import Engine, create_engine, event, select, update
 from sqlalchemy.orm import Session
 from sqlalchemy.pool import Pool
 
+from pharaon.game.board import TETROMINOES
 from pharaon.game.evaluate import evaluate
 from pharaon.game.rules import rules
 from pharaon.game.unit import parse_ticket
@@ -29,6 +30,11 @@ def _audit_ok(engine: Engine) -> None:
     with make_sessionmaker(engine)() as session:
         report = run_audit(connection=session.connection())
     assert report.ok, report.failures
+
+
+def _at_origin(cells: frozenset[tuple[int, int]]) -> frozenset[tuple[int, int]]:
+    top, left = min(r for r, _ in cells), min(c for _, c in cells)
+    return frozenset((r - top, c - left) for r, c in cells)
 
 
 def test_register_log_in_and_me(client: TestClient) -> None:
@@ -352,6 +358,21 @@ def test_rules_health_and_page(client: TestClient) -> None:
     assert rules["bonus_cells"][:4] == [[1, 3, 3], [1, 3, 4], [2, 3, 1], [2, 3, 2]]
     assert rules["bonus_cells"][12:] == [[3, 2, 3], [3, 2, 4], [4, 2, 1], [4, 2, 2]]
     assert len({tuple(cell) for cell in rules["bonus_cells"]}) == 16
+    # The bonus's winning shapes, drawn in the rules: the seven tetrominoes, four cells in
+    # contact each, and every way the evaluator places a winning group is one of them turned.
+    shapes = {s["name"]: {(r - 1, c - 1) for r, c in s["cells"]} for s in rules["bonus_shapes"]}
+    assert sorted(shapes) == ["I", "J", "L", "O", "S", "T", "Z"]
+    for cells in shapes.values():
+        assert len(cells) == 4
+        assert all(any(abs(r - q) + abs(c - d) == 1 for q, d in cells) for r, c in cells)
+    for placement in TETROMINOES:
+        placed = {(p // 4, p % 4) for p in placement.positions}
+        turns = []
+        shape = frozenset(shapes[placement.shape])
+        for _ in range(4):
+            shape = _at_origin(frozenset((c, -r) for r, c in shape))
+            turns.append(shape)
+        assert _at_origin(frozenset(placed)) in turns, placement
     assert client.get("/api/v1/health").json() == {"status": "ok"}
     assert client.get("/api/v1/openapi.json").status_code == 200
     r = client.get("/api/v1/nowhere")

@@ -129,6 +129,12 @@ _SHAPES: Final = {
 }
 
 
+def bonus_shapes() -> dict[str, list[tuple[int, int]]]:
+    """The winning shapes of the bonus, each as it is drawn in the rules: its letter and its
+    cells (row, column from 0), in any of its rotations in the grid."""
+    return {name: sorted(cells) for name, cells in _SHAPES.items()}
+
+
 def _placements() -> tuple[Placement, ...]:
     out: list[Placement] = []
     for name, base in _SHAPES.items():

@@ -327,6 +327,11 @@ class PrizeOut(BaseModel):
     cumulation_only: bool
 
 
+class BonusShapeOut(BaseModel):
+    name: str
+    cells: list[list[int]]
+
+
 class RulesOut(BaseModel):
     symbols: list[SymbolOut]
     prices_cents: list[int]
@@ -334,6 +339,8 @@ class RulesOut(BaseModel):
     prizes: list[PrizeOut]
     # The bonus grid's 16 cells, row by row, each as the [grid, row, column] (from 1) it shows.
     bonus_cells: list[list[int]]
+    # The shapes four cells in contact make (tetrominoes): a letter and [row, column] from 1.
+    bonus_shapes: list[BonusShapeOut]
 
 
 class HealthOut(BaseModel):

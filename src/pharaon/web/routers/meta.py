@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from pharaon.game.board import BONUS_CELLS, cell_position
+from pharaon.game.board import BONUS_CELLS, bonus_shapes, cell_position
 from pharaon.game.rules import rules
 from pharaon.store.faults import DatabaseUnavailableError
 from pharaon.web.database import DatabaseDep
 from pharaon.web.errors import DATABASE_AWAY_DETAIL
-from pharaon.web.schemas import ErrorOut, HealthOut, PrizeOut, RulesOut, SymbolOut
+from pharaon.web.schemas import BonusShapeOut, ErrorOut, HealthOut, PrizeOut, RulesOut, SymbolOut
 
 router = APIRouter(tags=["meta"])
 
@@ -40,6 +40,10 @@ def get_rules() -> RulesOut:
             for t in game.prizes
         ],
         bonus_cells=[[n + 1 for n in cell_position(i)] for i in BONUS_CELLS],
+        bonus_shapes=[
+            BonusShapeOut(name=name, cells=[[r + 1, c + 1] for r, c in cells])
+            for name, cells in bonus_shapes().items()
+        ],
     )
 
 

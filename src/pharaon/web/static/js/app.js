@@ -18,6 +18,7 @@ import {
   busy,
   clearMessage,
   emit,
+  leaveView,
   on,
   renderMessage,
   retryLast,
@@ -186,7 +187,11 @@ function start() {
   });
   $("retry").addEventListener("click", retryLast);
   for (const button of document.querySelectorAll("#tabs button")) {
-    button.addEventListener("click", () => showView(button.dataset.view));
+    button.addEventListener("click", () => {
+      // Another tab: what was said on this one (« Partie reprise… ») goes with it.
+      if (button.dataset.view !== state.view) leaveView();
+      showView(button.dataset.view);
+    });
   }
   on("me", renderAccountBar);
   on("play", renderAccountBar);

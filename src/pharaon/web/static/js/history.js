@@ -103,6 +103,7 @@ function renderTable() {
           });
       const cells = [
         ["col_date", formatWhen(play.created_at)],
+        ["col_mode", t(play.mode === "auto" ? "auto" : "jouer")],
         ["col_stake", formatStake(play.stake_cents)],
         ["col_lot", lotText(play)],
         ["col_before", money(play.balance_before_cents)],

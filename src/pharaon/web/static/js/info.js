@@ -5,6 +5,7 @@ import { api, ApiError } from "./api.js";
 import { formatCents, formatStake } from "./money.js";
 import { formatChoice, formatWhen, symbolName, t } from "./i18n.js";
 import { symbolSvg } from "./symbols.js";
+import { oddsText } from "./landing.js";
 import { el, on, sayError, state } from "./ui.js";
 
 const $ = (id) => document.getElementById(id);
@@ -96,6 +97,29 @@ function blocksTable() {
   );
 }
 
+/** The bonus's winning shapes (the server's, GET /rules), each drawn as its four cells. */
+function bonusShapes(rules) {
+  const shapes = (rules.bonus_shapes ?? []).map((shape) => {
+    const rows = Math.max(...shape.cells.map(([r]) => r));
+    const columns = Math.max(...shape.cells.map(([, c]) => c));
+    const filled = new Set(shape.cells.map(([r, c]) => `${r},${c}`));
+    const cells = [];
+    for (let r = 1; r <= rows; r += 1) {
+      for (let c = 1; c <= columns; c += 1) {
+        cells.push(el("span", { class: filled.has(`${r},${c}`) ? "on" : "off" }));
+      }
+    }
+    const label = t("bonus_shape", { name: shape.name });
+    return el(
+      "div",
+      { class: "shape", dataset: { shape: shape.name } },
+      el("div", { class: `shape-cells cols-${columns}`, role: "img", "aria-label": label }, ...cells),
+      el("span", { class: "shape-name", text: shape.name }),
+    );
+  });
+  return [el("figcaption", { text: t("bonus_shapes") }), el("div", { class: "shapes" }, ...shapes)];
+}
+
 export function renderInfo() {
   const rules = state.rules;
   if (!rules) return;
@@ -122,6 +146,7 @@ export function renderInfo() {
 
   const stakes = formatChoice(prices.map(formatStake)); // the rules' prices, not a copy of them
   $("rules-text").replaceChildren(...t("rules_text", { prices: stakes }).map((text) => el("p", { text })));
+  $("rules-odds").textContent = t("landing_odds", { odds: oddsText(rules) }); // as the landing says
 
   const symbolRows = rules.symbols.map((s) => [
     el(
@@ -136,6 +161,8 @@ export function renderInfo() {
   $("symbols-table").replaceChildren(
     table(t("symbols_title"), [t("col_symbol"), t("col_line"), t("col_bonus")], symbolRows),
   );
+
+  $("bonus-shapes").replaceChildren(...bonusShapes(rules));
 
   const prizeRows = rules.prizes.map((p) => [
     p.lots.toLocaleString("fr-FR"),

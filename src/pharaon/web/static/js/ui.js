@@ -69,6 +69,11 @@ export function renderMessage() {
   retry.hidden = !message.retry;
 }
 
+/** Leaving a view: what was said there (not an error) goes with it. */
+export function leaveView() {
+  if (message && message.kind !== "error") clearMessage();
+}
+
 export function retryLast() {
   const action = message?.retry;
   if (action) {

@@ -5,7 +5,7 @@
 import { formatCents, formatStake } from "../../js/money.js";
 import { api } from "./api.js";
 import * as approvals from "./approvals.js";
-import { formatRate, t } from "./i18n.js";
+import { formatCount, formatPace, formatRate, t } from "./i18n.js";
 import * as keys from "./keys.js";
 import { $, busy, el, isAdmin, isAuditor, say, table } from "./shared.js";
 
@@ -45,28 +45,25 @@ function row(b) {
         : null,
       approvals.status(b),
     ),
-    el("td", { class: "num", text: String(b.block_size) }),
-    el("td", { class: "num sold", text: String(b.sold) }),
-    el("td", { class: "num remaining", text: String(b.remaining) }),
+    el("td", { class: "num", text: formatCount(b.block_size) }),
+    el("td", { class: "num sold", text: formatCount(b.sold) }),
+    el("td", { class: "num remaining", text: formatCount(b.remaining) }),
     el("td", { class: "lots", text: lots(b.remaining_lots) }),
     el("td", {}, button, ...approvals.buttons(b), keys.cell(b)),
   );
 }
 
-function hours(line) {
-  return line.hours_left === null ? t("no_pace") : line.hours_left.toFixed(1).replace(".", ",");
-}
 
 function stockRow(line) {
   return el(
     "tr",
     { dataset: { price: line.price_cents } },
     el("td", { text: formatStake(line.price_cents) }),
-    el("td", { class: "num", text: String(line.on_sale) }),
-    el("td", { class: "num", text: String(line.blocks_behind) }),
-    el("td", { class: "num", text: String(line.units_behind) }),
-    el("td", { class: "num", text: String(line.sold_last_day) }),
-    el("td", { class: "num hours", text: hours(line) }),
+    el("td", { class: "num", text: formatCount(line.on_sale) }),
+    el("td", { class: "num", text: formatCount(line.blocks_behind) }),
+    el("td", { class: "num", text: formatCount(line.units_behind) }),
+    el("td", { class: "num", text: formatCount(line.sold_last_day) }),
+    el("td", { class: "num hours", text: formatPace(line.hours_left) }),
   );
 }
 
@@ -76,15 +73,18 @@ function alertText(alert) {
   if (alert.kind === "low_stock") {
     const line = watch.stock.find((s) => s.price_cents === alert.price_cents);
     const pace =
-      line.hours_left === null ? t("alert_no_sale") : t("alert_hours", { hours: hours(line) });
-    return t("alert_low_stock", { price, units: line.on_sale + line.units_behind, hours: pace });
+      line.hours_left === null
+        ? t("alert_no_sale")
+        : t("alert_hours", { hours: formatPace(line.hours_left) });
+    const units = formatCount(line.on_sale + line.units_behind);
+    return t("alert_low_stock", { price, units, hours: pace });
   }
   if (alert.kind === "payout_band") {
     const p = watch.payouts.find((x) => x.price_cents === alert.price_cents);
     return t("alert_payout_band", {
       price,
       payout: formatRate(p.payout_bp),
-      units: p.units,
+      units: formatCount(p.units),
       low: formatRate(p.band_low_bp),
       high: formatRate(p.band_high_bp),
     });

@@ -368,6 +368,7 @@ const TEXT = {
       "Refusé : la vérification du bloc a échoué ; il reste hors de la vente.",
     err_code_not_found: "Introuvable : l'élément demandé n'existe pas (ou plus).",
     err_code_validation_error: "Saisie refusée : vérifiez les champs du formulaire.",
+    err_code_validation_fields: "Saisie refusée : vérifiez {fields}.",
     err_code_unavailable: "Base de données indisponible pour l'instant ; réessayez dans quelques secondes.",
     err_code_locked_out: "Trop d'essais de connexion : compte bloqué pour un moment.",
     err_code_internal_error: "Le serveur a échoué ; rien n'a été modifié.",
@@ -390,10 +391,13 @@ const TEXT = {
     col_behind: "Blocs en attente",
     col_units_behind: "Unités en attente",
     col_last_day: "Vendues (24 h)",
-    col_hours_left: "Stock (heures)",
+    col_hours_left: "Durée du stock",
+    pace_hours: "{hours} h",
+    pace_days: "{days} j",
+    pace_years: "plus d'un an",
     no_pace: "—",
     alert_low_stock: "Stock bas à {price} : {units} unités restantes ({hours}).",
-    alert_hours: "{hours} h au rythme des dernières 24 h",
+    alert_hours: "{hours} au rythme des dernières 24 h",
     alert_no_sale: "aucune vente en 24 h",
     alert_payout_band:
       "Taux de retour du jour à {price} : {payout} sur {units} unités, hors de la fourchette {low} – {high}.",
@@ -795,6 +799,7 @@ const TEXT = {
     err_code_verification_failed: "Refused: the block fails its verification; it stays off sale.",
     err_code_not_found: "Not found: the item asked for does not exist (any more).",
     err_code_validation_error: "Input refused: check the form's fields.",
+    err_code_validation_fields: "Input refused: check {fields}.",
     err_code_unavailable: "The database is unavailable for now; try again in a few seconds.",
     err_code_locked_out: "Too many log-in attempts: account locked for a while.",
     err_code_internal_error: "The server failed; nothing was changed.",
@@ -816,10 +821,13 @@ const TEXT = {
     col_behind: "Blocks waiting",
     col_units_behind: "Units waiting",
     col_last_day: "Sold (24 h)",
-    col_hours_left: "Stock (hours)",
+    col_hours_left: "Stock lasts",
+    pace_hours: "{hours} h",
+    pace_days: "{days} days",
+    pace_years: "over a year",
     no_pace: "—",
     alert_low_stock: "Low stock at {price}: {units} units left ({hours}).",
-    alert_hours: "{hours} h at the last 24 hours' pace",
+    alert_hours: "{hours} at the last 24 hours' pace",
     alert_no_sale: "no sale in 24 h",
     alert_payout_band:
       "Today's payout at {price}: {payout} over {units} units, outside the band {low} – {high}.",
@@ -958,4 +966,25 @@ export function actorText(actor) {
   if (named) return t(`actor_${named[1]}`, { id: named[2] });
   const key = `actor_${actor}`;
   return t(key) === key ? actor : t(key);
+}
+
+function locale() {
+  return lang() === "en" ? "en-GB" : "fr-FR";
+}
+
+/** A count of units or blocks, its thousands apart ("1 000 000"). */
+export function formatCount(n) {
+  return new Intl.NumberFormat(locale()).format(n);
+}
+
+/** How long a stock lasts at its pace: hours (one decimal) up to two days, then days, and
+ * beyond a year no more than that; "—" without a pace. */
+export function formatPace(hours) {
+  if (hours === null || hours === undefined) return t("no_pace");
+  if (hours < 48) {
+    const shown = new Intl.NumberFormat(locale(), { maximumFractionDigits: 1 }).format(hours);
+    return t("pace_hours", { hours: shown });
+  }
+  if (hours < 365 * 24) return t("pace_days", { days: formatCount(Math.floor(hours / 24)) });
+  return t("pace_years");
 }

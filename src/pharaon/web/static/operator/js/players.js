@@ -104,7 +104,7 @@ function measureForm(player) {
     ...MEASURES.map((m) => el("option", { value: m, text: t(`measure_${m}`) })),
   );
   days.disabled = true;
-  const reason = el("textarea", { id: "measure-reason", maxlength: "500", rows: "2", required: true });
+  const reason = el("textarea", { id: "measure-reason", name: "reason", maxlength: "500", rows: "4", required: true });
   const submit = el("button", { id: "measure-submit", type: "submit", text: t("measure_submit") });
   return el(
     "form",
@@ -174,7 +174,7 @@ function identityCard(player, identity, check) {
   }
   const kind = el(
     "select",
-    { id: "identity-kind" },
+    { id: "identity-kind", name: "document_kind" },
     ...DOCUMENTS.map((d) => el("option", { value: d, text: t(`document_${d}`) })),
   );
   const submit = el("button", { id: "identity-submit", type: "submit", class: "primary", text: t("identity_submit") });
@@ -203,11 +203,21 @@ function identityCard(player, identity, check) {
     title,
     el("p", { class: "note", text: t("identity_note") }),
     el("div", { class: "field" }, el("label", { for: "identity-kind", text: t("identity_kind") }), kind),
-    field("identity-ref", "identity_ref", { maxlength: "40" }),
-    field("identity-last", "identity_last", { maxlength: "100", autocomplete: "off" }),
-    field("identity-first", "identity_first", { maxlength: "200", autocomplete: "off" }),
-    field("identity-birth", "identity_birth", { type: "date" }),
-    field("identity-iban", "identity_iban", { maxlength: "64", autocomplete: "off", spellcheck: "false" }),
+    // Each input named as its field in the request: a 422 names it (shared.js errorText).
+    field("identity-ref", "identity_ref", { name: "document_ref", maxlength: "40" }),
+    field("identity-last", "identity_last", { name: "last_name", maxlength: "100", autocomplete: "off" }),
+    field("identity-first", "identity_first", {
+      name: "first_names",
+      maxlength: "200",
+      autocomplete: "off",
+    }),
+    field("identity-birth", "identity_birth", { name: "birth_date", type: "date" }),
+    field("identity-iban", "identity_iban", {
+      name: "iban",
+      maxlength: "64",
+      autocomplete: "off",
+      spellcheck: "false",
+    }),
     submit,
   );
 }

@@ -50,7 +50,14 @@ export function sayError(error) {
   else if (error.status === 401) {
     say(() => t("err_unauthorized"), "error");
     document.dispatchEvent(new CustomEvent("console:logged-out"));
-  } else say(() => errorText(error), "error");
+  } else {
+    say(() => errorText(error), "error");
+    if (error.code === "validation_error") {
+      const inputs = namedInputs(error.detail);
+      for (const input of inputs) input.setAttribute("aria-invalid", "true");
+      inputs[0]?.focus();
+    }
+  }
 }
 
 // The server's error codes (docs/api.md) said in the console's words; its detail is English,
@@ -66,7 +73,26 @@ const SAID = new Set([
   "verification_failed",
 ]);
 
+/** The inputs a 422 names (its detail: "field: why; field: why"), among the forms shown: an
+ * input is named as its request's field (name="iban"). */
+function namedInputs(detail) {
+  const names = [...(detail ?? "").matchAll(/(?:^|; )([a-z_]+(?:\.[a-z_0-9]+)*):/g)].map(
+    (m) => m[1].split(".").pop(),
+  );
+  return names
+    .map((name) => document.querySelector(`form:not([hidden]) [name="${name}"]`))
+    .filter((input) => input !== null && input.checkVisibility());
+}
+
 function errorText(error) {
+  if (error.code === "validation_error") {
+    const inputs = namedInputs(error.detail);
+    if (inputs.length) {
+      const labels = inputs.map((input) => document.querySelector(`label[for="${input.id}"]`));
+      const fields = labels.map((label) => `« ${label?.textContent ?? ""} »`).join(", ");
+      return t("err_code_validation_fields", { fields });
+    }
+  }
   if (error.code === "block_refused") {
     return t("err_code_block_refused", { detail: blockRefusal(error.detail) });
   }
