@@ -184,10 +184,10 @@ def _deposit_faults(player: _Player, at: datetime, payload: dict[str, Any]) -> I
 def _read(payload: str) -> dict[str, Any]:
     """A record's payload; empty if it is not a JSON object (the chain's check fails it)."""
     try:
-        found = json.loads(payload)
+        parsed = json.loads(payload)
     except ValueError:
         return {}
-    return found if isinstance(found, dict) else {}
+    return parsed if isinstance(parsed, dict) else {}
 
 
 def _span(span: timedelta) -> str:
