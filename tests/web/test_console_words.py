@@ -6,17 +6,23 @@ or as a code. Chromium reads the screens: tests/browser/test_console_french.py."
 from __future__ import annotations
 
 import re
+import string
 from importlib import resources
 from pathlib import Path
 
 import pytest
 
 from pharaon.service import findings, traces
-from pharaon.service.findings import Finding, placeholders
+from pharaon.service.findings import Finding
 
 STATIC = Path(str(resources.files("pharaon.web") / "static" / "operator" / "js"))
 _ONE_LINE = re.compile(r'^ {4}(\w+):\s*"((?:[^"\\]|\\.)*)",?$', re.M)
 _TWO_LINES = re.compile(r'^ {4}(\w+):\s*\n\s*"((?:[^"\\]|\\.)*)",?$', re.M)
+
+
+def placeholders(text: str) -> set[str]:
+    """The figures a text names in braces."""
+    return {name for _, name, _, _ in string.Formatter().parse(text) if name}
 
 
 def dictionary() -> dict[str, dict[str, str]]:

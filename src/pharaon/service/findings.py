@@ -10,7 +10,6 @@ A figure is a number, a time (``at``, ISO 8601) or a word of :data:`WORDS` (``wh
 
 from __future__ import annotations
 
-import string
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
@@ -150,8 +149,3 @@ class Check:
     @property
     def detail(self) -> str:
         return "; ".join(map(str, self.found))
-
-
-def placeholders(text: str) -> set[str]:
-    """The figures a text names in braces."""
-    return {name for _, name, _, _ in string.Formatter().parse(text) if name}

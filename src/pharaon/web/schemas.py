@@ -717,11 +717,17 @@ class FindingOut(BaseModel):
     """What a check found: a code and its figures (service/findings.py), which the console
     says in its words."""
 
+    model_config = ConfigDict(from_attributes=True)
+
     code: str
     figures: dict[str, int | str]
 
 
 class CheckOut(BaseModel):
+    """A check of the audit (service/findings.py ``Check``), as it is."""
+
+    model_config = ConfigDict(from_attributes=True)
+
     code: str
     name: str  # in English, as `pharaon audit` prints it
     passed: bool

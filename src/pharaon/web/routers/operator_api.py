@@ -61,7 +61,6 @@ from pharaon.web.schemas import (
     CheckOut,
     DeactivateIn,
     ExportIn,
-    FindingOut,
     IdentityCheckOut,
     IdentityIn,
     IdentityLineOut,
@@ -279,16 +278,7 @@ async def audit_check(_current: CurrentOperator, db: DatabaseDep) -> AuditCheckO
     """The same checks as ``pharaon audit``, on one snapshot: ledger, units, block sizes, the
     audit chain."""
     report = await db.read(audit.run_audit, slow=True)
-    checks = [
-        CheckOut(
-            code=check.code,
-            name=check.name,
-            passed=check.passed,
-            detail=check.detail,
-            found=[FindingOut(code=f.code, figures=dict(f.figures)) for f in check.found],
-        )
-        for check in report.checks
-    ]
+    checks = [CheckOut.model_validate(check) for check in report.checks]
     return AuditCheckOut(ok=report.ok, checks=checks)
 
 

@@ -6,7 +6,7 @@
 
 import { formatCents } from "../../js/money.js";
 import { api } from "./api.js";
-import { actorText, formatWhen, lang, measureText, orderTestText, t } from "./i18n.js";
+import { actorText, formatWhen, locale, measureText, orderTestText, t } from "./i18n.js";
 import { $, busy, el, isAuditor, say, state } from "./shared.js";
 
 let shown = null; // { block, figures }: what the verification panel shows
@@ -65,13 +65,11 @@ export function buttons(b) {
 }
 
 function number(value, digits) {
-  const locale = lang() === "en" ? "en-GB" : "fr-FR";
-  return new Intl.NumberFormat(locale, { maximumFractionDigits: digits }).format(value);
+  return new Intl.NumberFormat(locale(), { maximumFractionDigits: digits }).format(value);
 }
 
 function pValue(p) {
-  const locale = lang() === "en" ? "en-GB" : "fr-FR";
-  return new Intl.NumberFormat(locale, { maximumSignificantDigits: 3 }).format(p);
+  return new Intl.NumberFormat(locale(), { maximumSignificantDigits: 3 }).format(p);
 }
 
 function matched(ok) {

@@ -968,7 +968,8 @@ export function actorText(actor) {
   return t(key) === key ? actor : t(key);
 }
 
-function locale() {
+/** The locale numbers are written in, by the console's language. */
+export function locale() {
   return lang() === "en" ? "en-GB" : "fr-FR";
 }
 
