@@ -117,6 +117,14 @@ def test_the_api_reference_is_ours_under_the_csp(client: TestClient) -> None:
     assert r.headers["X-Content-Type-Options"] == "nosniff"
     assert 'src="/static/js/apidocs.js"' in r.text
     assert "cdn" not in r.text.lower()
+    # Swagger UI's files come from this server, with the same headers.
+    for asset in ("swagger-ui-bundle.js", "swagger-ui.css"):
+        assert f'"/api/docs/assets/{asset}"' in r.text
+        served = client.get(f"/api/docs/assets/{asset}")
+        assert served.status_code == 200, asset
+        assert served.headers["X-Content-Type-Options"] == "nosniff"
+        assert len(served.content) > 100_000
+    assert client.get("/api/docs/assets/../app.py").status_code == 404
 
 
 def test_the_page_has_no_inline_script_style_or_handler() -> None:

@@ -51,6 +51,9 @@ from pharaon.web.writer import WriterLine
 
 API_PREFIX = "/api/v1"
 STATIC = Path(str(resources.files("pharaon.web").joinpath("static")))
+# Swagger UI's files for /api/docs (its bundle and style sheet), as the fastapi-swagger package
+# ships them; its own page is not used (an inline script, which the CSP refuses).
+SWAGGER_UI = Path(str(resources.files("fastapi_swagger").joinpath("resources")))
 # How often the server looks whether the day's checkpoint of the audit chain is due, and for
 # jouer plays left unfinished too long.
 CHORES_LOOK_SECONDS = 3600
@@ -160,8 +163,8 @@ def create_app(
 
     @app.get("/api/docs", include_in_schema=False)
     def api_docs() -> FileResponse:
-        """The API's reference, drawn from the OpenAPI document by a page of our own: nothing
-        from outside (a closed network, a strict CSP)."""
+        """The API's reference: Swagger UI drawn from the OpenAPI document, its files served
+        here (fastapi-swagger's): nothing from outside (a closed network, a strict CSP)."""
         page = STATIC / "apidocs.html"
         if not page.is_file():
             raise NotFoundError("the API docs are not installed")
@@ -175,6 +178,7 @@ def create_app(
         return FileResponse(page, headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=STATIC, check_dir=False), name="static")
+    app.mount("/api/docs/assets", StaticFiles(directory=SWAGGER_UI), name="swagger-ui")
     # Outermost last: the body cap sees the request first; every answer, a 413 too, gets the
     # security headers, and is counted, timed and logged (with /metrics, web/observe.py).
     app.add_middleware(Guards)

@@ -33,7 +33,8 @@ class Guards:
     """Guards every HTTP request and answer, in one layer:
 
     - adds :data:`SECURITY_HEADERS` and the CSP to every answer (the API's reference at
-      /api/docs included: it is a page of ours, with no inline script and nothing from outside);
+      /api/docs included: Swagger UI's files served here, started by a script of ours, no inline
+      script and nothing from outside);
     - refuses a request whose body is over :data:`MAX_BODY_BYTES` (:data:`UPLOAD_BODY_BYTES`
       for a block's upload) with 413 and the one error shape: at once when its Content-Length
       says so, else (a chunked body) as soon as the bytes received pass it. A body within its
