@@ -270,6 +270,24 @@ def test_every_screen_of_the_console_is_in_french(
         _in_french(page, "Vérification", english)
         panel.locator(".verification-close").click()
 
+        # A block that fails: the count said in French, the server's sentences (English, as
+        # `pharaon verify` writes them) folded under a technical detail, marked as English.
+        said = ["units_sha256 of the stored units differs from the block's"]
+        failed = {**verification, "ok": False, "problems": said}
+        answer = f"**/api/v1/operator/blocks/{block_id}/verification"
+        page.route(answer, lambda route: route.fulfill(json=failed))
+        page.locator(f'#blocks-rows tr[data-block-id="{block_id}"] .verify-block').click()
+        expect(panel.locator(".verdict")).to_have_text(
+            "Non conforme : ce bloc ne peut pas être approuvé."
+        )
+        detail = panel.locator("details.problems")
+        expect(detail.locator("summary")).to_contain_text("1 problème(s) trouvé(s)")
+        _in_french(page, "Vérification non conforme", english)
+        detail.locator("summary").click()
+        expect(detail.locator("ul[lang=en] li")).to_have_text(said)
+        page.unroute(answer)
+        panel.locator(".verification-close").click()
+
         tab(page, "Ventes")
         expect(page.locator("#times-note")).to_be_visible()
         _in_french(page, "Ventes", english)

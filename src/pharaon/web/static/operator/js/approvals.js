@@ -72,6 +72,17 @@ function pValue(p) {
   return new Intl.NumberFormat(locale(), { maximumSignificantDigits: 3 }).format(p);
 }
 
+/** What a failed verification found: how many problems, said here, and the server's own
+ * sentences (English, as `pharaon verify` writes them) folded under a technical detail. */
+function problems(found) {
+  return el(
+    "details",
+    { class: "problems" },
+    el("summary", { text: t("approval_problems", { count: found.length }) }),
+    el("ul", { lang: "en" }, ...found.map((p) => el("li", { text: p }))),
+  );
+}
+
 function matched(ok) {
   return t(ok ? "approval_matched" : "approval_differs");
 }
@@ -161,9 +172,7 @@ export function render() {
       class: `verdict ${figures.ok ? "ok" : "failed"}`,
       text: t(figures.ok ? "approval_ok" : "approval_failed", { units: figures.units }),
     }),
-    figures.problems.length
-      ? el("ul", { class: "problems" }, ...figures.problems.map((p) => el("li", { text: p })))
-      : null,
+    figures.problems.length ? problems(figures.problems) : null,
     el(
       "p",
       { class: "note hashes" },

@@ -96,6 +96,8 @@ const TEXT = {
     approval_ok:
       "Conforme : les {units} unités enregistrées, réévaluées une à une, donnent les lots enregistrés et le tableau des lots.",
     approval_failed: "Non conforme : ce bloc ne peut pas être approuvé.",
+    approval_problems:
+      "{count} problème(s) trouvé(s) — détail technique, en anglais comme « pharaon verify » l'écrit",
     approval_hashes:
       "SHA-256 des unités : {sha}. Racine de Merkle : {root}. (Recalculés depuis les unités enregistrées.)",
     approval_matched: "identique",
@@ -534,6 +536,7 @@ const TEXT = {
     approval_ok:
       "Passed: the {units} stored units, evaluated again one by one, give the stored lots and the prize table.",
     approval_failed: "Failed: this block cannot be approved.",
+    approval_problems: "{count} problem(s) found — technical detail, as « pharaon verify » writes it",
     approval_hashes:
       "Units SHA-256: {sha}. Merkle root: {root}. (Computed again from the stored units.)",
     approval_matched: "matches",
