@@ -27,7 +27,8 @@ side (``--runs 1``: one run, every sale of a price waits on the one before). ``-
 With ``--page MODE`` the buyers play as the web page does: each purchase (in that mode) is
 followed, in ``jouer``, by the three grid reads and the one reveal that ends the play (as
 game.js asks them), then by ``GET /api/v1/me`` for the balance, and counts once that is
-answered.
+answered. ``--only all`` (what ``make bench`` runs) measures the page's « Jouer » play on
+PostgreSQL too, after the purchases, against its own goals (0.4 of tpcb-like, p99 150 ms).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import httpx
@@ -78,6 +79,9 @@ BATCHES = "pharaon_db_batch_size_"  # the server's histogram of its doors' batch
 QUIESCE_SECONDS = 60.0  # at most, before a window: autovacuum of what the last one wrote
 
 
+PG_GOAL = "goal >= 1.0"  # purchases against tpcb-like
+
+
 @dataclass(frozen=True, slots=True)
 class Run:
     """What the command line asked for."""
@@ -94,9 +98,15 @@ class Run:
     def what(self) -> str:
         return f"{self.page} plays as the page makes them" if self.page else "purchases"
 
-    def goal(self, goal: str) -> str | None:
-        """``goal``, which is the purchases': a page's play is several requests."""
-        return None if self.page else goal
+    def goals(self, purchases: str) -> tuple[str | None, str | None]:
+        """The figure's goal and its p99's (issue 40): ``purchases`` and 50 ms for purchases;
+        on PostgreSQL, 0.4 of tpcb-like and 150 ms for the page's « Jouer » play (several
+        requests); none for the others."""
+        if self.page is None:
+            return purchases, "goal <= 50 ms"
+        if self.page == "jouer" and purchases == PG_GOAL:
+            return "goal >= 0.4", "goal <= 150 ms"
+        return None, None
 
 
 def _libpq(url: str) -> str:
@@ -417,7 +427,7 @@ def _postgres(name: str, tmp: Path, run: Run) -> None:
         rss = _rss_mb(server)
     _summary(
         rss, figure=f"ratio {run.what} / tpcb-like", values=ratios, places=3,
-        goal=run.goal("goal >= 1.0"), each="rounds", p99s=p99s,
+        goals=run.goals(PG_GOAL), each="rounds", p99s=p99s,
     )  # fmt: skip
 
 
@@ -514,7 +524,7 @@ def _sqlite(tmp: Path, run: Run) -> None:
         rss = _rss_mb(server)
     _summary(
         rss, figure=f"SQLite {run.what} per second", values=rates, places=1,
-        goal=run.goal("goal >= 2000"), each="windows", p99s=p99s,
+        goals=run.goals("goal >= 2000"), each="windows", p99s=p99s,
     )  # fmt: skip
 
 
@@ -524,13 +534,14 @@ def _summary(
     figure: str,
     values: list[float],
     places: int,
-    goal: str | None,
+    goals: tuple[str | None, str | None],
     each: str,
     p99s: list[float],
 ) -> None:
     """The workers' memory, then the medians of the figure's ``values`` (printed with
     ``places`` decimals) and of the p99s, over the rounds or windows (``each``); with their
-    goals, if ``goal``."""
+    ``goals`` (the figure's, the p99's), where they have one."""
+    goal, p99_goal = goals
     print(
         f"server RSS (MB per process, supervisor first): {', '.join(f'{r:.0f}' for r in rss)}"
         "   (goal <= 200 MB per worker)"
@@ -541,7 +552,7 @@ def _summary(
     )
     print(
         f"p99 of the purchases, median of the {each}: {statistics.median(p99s):.1f} ms   "
-        f"({'goal <= 50 ms' if goal else 'no goal'}; {each}: "
+        f"({p99_goal or 'no goal'}; {each}: "
         f"{', '.join(f'{p:.1f}' for p in p99s)} ms)"
     )
 
@@ -593,6 +604,10 @@ def main() -> None:
     try:
         if args.only in ("all", "postgres"):
             _postgres(name, tmp, run)
+        if args.only == "all" and run.page is None:
+            # The page's « Jouer » play too (a purchase, three grid reads, the reveal that
+            # ends it, GET /me), against its own goals: `make bench` prints every goal.
+            _postgres(f"{name}_jouer", tmp, replace(run, page="jouer"))
         if args.only in ("all", "runs"):
             _runs_compared(name, tmp, run)
         if args.only in ("all", "sqlite"):
@@ -600,7 +615,8 @@ def main() -> None:
     finally:
         if args.only in ("all", "postgres"):
             with psycopg.connect(_libpq(POSTGRES), autocommit=True) as conn:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+                for scratch in (name, f"{name}_jouer"):
+                    conn.execute(f'DROP DATABASE IF EXISTS "{scratch}" WITH (FORCE)')
         shutil.rmtree(tmp, ignore_errors=True)
 
 
